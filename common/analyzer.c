@@ -1,0 +1,387 @@
+/* analyzer.c - the "atlas" FTS5 tokenizer: unicode61 word splitting, identifier compounds, Snowball
+ * English stemming. One libstemmer object per analyzer instance, since they are not thread-safe. */
+#include "analyzer.h"
+
+#include <ctype.h>
+#include <libstemmer.h>
+#include <stdlib.h>
+#include <string.h>
+
+/**************************************************************************************************
+** Instances.
+*/
+
+/* The unicode61 tokenizer module, found once per registration through fts5_api. */
+typedef struct u61_module {
+	fts5_tokenizer tok;
+	void *user;
+} u61_module;
+
+/* One token as unicode61 produced it: folded bytes (in the arena) and the source byte range. */
+typedef struct raw_token {
+	int off;   /* offset of the folded bytes in the arena */
+	int len;
+	int start; /* byte range in the analyzed text */
+	int end;
+} raw_token;
+
+/* One identifier part: a unicode61 token, or a camelCase hump of one. */
+typedef struct part {
+	int tok;        /* index of its raw_token */
+	int o1, o2;     /* byte range inside the token's folded bytes */
+	int start, end; /* byte range in the analyzed text */
+} part;
+
+struct atlas_analyzer {
+	u61_module u61;
+	Fts5Tokenizer *u61_inst;
+	struct sb_stemmer *stemmer;
+	/* scratch, reused across calls */
+	raw_token *toks;
+	int ntoks, captoks;
+	char *arena;
+	int narena, caparena;
+	part *parts;
+	int capparts;
+};
+
+static int fts5_api_of(sqlite3 *db, fts5_api **out)
+{
+	sqlite3_stmt *stmt = NULL;
+	*out = NULL;
+	int rc = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &stmt, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	sqlite3_bind_pointer(stmt, 1, (void *)out, "fts5_api_ptr", NULL);
+	sqlite3_step(stmt);
+	rc = sqlite3_finalize(stmt);
+	if (rc == SQLITE_OK && !*out)
+		rc = SQLITE_ERROR;
+	return rc;
+}
+
+static int find_u61(sqlite3 *db, u61_module *m, atlas_error *err)
+{
+	fts5_api *api = NULL;
+	if (fts5_api_of(db, &api) != SQLITE_OK)
+		return atlas_error_set(err, ATLAS_ESQL, "SQLite was built without FTS5");
+	if (api->xFindTokenizer(api, "unicode61", &m->user, &m->tok) != SQLITE_OK)
+		return atlas_error_set(err, ATLAS_ESQL, "FTS5 has no unicode61 tokenizer");
+	return 0;
+}
+
+static int analyzer_create(atlas_analyzer **out, const u61_module *m, atlas_error *err)
+{
+	static const char *args[] = { "remove_diacritics", "2" };
+	atlas_analyzer *a = calloc(1, sizeof(*a));
+	if (!a)
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+	a->u61 = *m;
+	if (a->u61.tok.xCreate(a->u61.user, args, 2, &a->u61_inst) != SQLITE_OK) {
+		atlas_error_set(err, ATLAS_ESQL, "cannot create the unicode61 tokenizer");
+		goto fail_free;
+	}
+	a->stemmer = sb_stemmer_new("english", "UTF_8");
+	if (!a->stemmer) {
+		atlas_error_set(err, ATLAS_ENOMEM, "cannot create the Snowball English stemmer");
+		goto fail_u61;
+	}
+	*out = a;
+	return 0;
+
+fail_u61:
+	a->u61.tok.xDelete(a->u61_inst);
+fail_free:
+	free(a);
+	*out = NULL;
+	return err ? err->code : ATLAS_ESQL;
+}
+
+int atlas_analyzer_new(atlas_analyzer **out, sqlite3 *db, atlas_error *err)
+{
+	u61_module m;
+	*out = NULL;
+	int rc = find_u61(db, &m, err);
+	if (rc)
+		return rc;
+	return analyzer_create(out, &m, err);
+}
+
+void atlas_analyzer_free(atlas_analyzer *a)
+{
+	if (!a)
+		return;
+	if (a->stemmer)
+		sb_stemmer_delete(a->stemmer);
+	if (a->u61_inst)
+		a->u61.tok.xDelete(a->u61_inst);
+	free(a->toks);
+	free(a->arena);
+	free(a->parts);
+	free(a);
+}
+
+/**************************************************************************************************
+** Stemming.
+*/
+
+int atlas_stem(atlas_analyzer *a, const char *word, int n, char *out, int cap)
+{
+	int has_digit = 0;
+	for (int i = 0; i < n; i++)
+		if (word[i] >= '0' && word[i] <= '9')
+			has_digit = 1;
+	if (!has_digit && n < 64) {
+		const sb_symbol *s = sb_stemmer_stem(a->stemmer, (const sb_symbol *)word, n);
+		if (s) {
+			int len = sb_stemmer_length(a->stemmer);
+			if (len < cap) {
+				memcpy(out, s, (size_t)len);
+				out[len] = '\0';
+				return len;
+			}
+		}
+	}
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(out, word, (size_t)n);
+	out[n] = '\0';
+	return n;
+}
+
+/**************************************************************************************************
+** Splitting: unicode61 tokens, grouped into identifiers, split at camelCase humps.
+*/
+
+static int collect_token(void *ctx, int tflags, const char *tok, int ntok, int start, int end)
+{
+	atlas_analyzer *a = ctx;
+	(void)tflags;
+	if (a->ntoks == a->captoks) {
+		int cap = a->captoks ? a->captoks * 2 : 256;
+		raw_token *t = realloc(a->toks, (size_t)cap * sizeof(*t));
+		if (!t)
+			return SQLITE_NOMEM;
+		a->toks = t;
+		a->captoks = cap;
+	}
+	if (a->narena + ntok > a->caparena) {
+		int cap = a->caparena ? a->caparena : 4096;
+		while (cap < a->narena + ntok)
+			cap *= 2;
+		char *ar = realloc(a->arena, (size_t)cap);
+		if (!ar)
+			return SQLITE_NOMEM;
+		a->arena = ar;
+		a->caparena = cap;
+	}
+	memcpy(a->arena + a->narena, tok, (size_t)ntok);
+	a->toks[a->ntoks++] = (raw_token){ a->narena, ntok, start, end };
+	a->narena += ntok;
+	return SQLITE_OK;
+}
+
+/* True when the bytes between two tokens join them into one identifier: one or two of _ . - / : */
+static int is_joiner(const char *text, int from, int to)
+{
+	if (to - from < 1 || to - from > 2)
+		return 0;
+	for (int i = from; i < to; i++)
+		if (!strchr("_.-/:", text[i]))
+			return 0;
+	return 1;
+}
+
+static int push_part(atlas_analyzer *a, int *np, part p)
+{
+	if (*np == a->capparts) {
+		int cap = a->capparts ? a->capparts * 2 : 64;
+		part *q = realloc(a->parts, (size_t)cap * sizeof(*q));
+		if (!q)
+			return SQLITE_NOMEM;
+		a->parts = q;
+		a->capparts = cap;
+	}
+	a->parts[(*np)++] = p;
+	return SQLITE_OK;
+}
+
+/* Splits token t at camelCase humps of its source bytes ("RLCluster" -> RL|Cluster,
+ * "pjrtClient" -> pjrt|Client). Only pure-ASCII tokens are split. */
+static int split_camel(atlas_analyzer *a, const char *text, int t, int *np)
+{
+	const raw_token *rt = &a->toks[t];
+	const char *s = text + rt->start;
+	int n = rt->end - rt->start;
+	int ascii = (n == rt->len);
+	for (int i = 0; ascii && i < n; i++)
+		if ((unsigned char)s[i] >= 0x80 || !isalnum((unsigned char)s[i]))
+			ascii = 0;
+	int from = 0;
+	if (ascii) {
+		for (int i = 1; i < n; i++) {
+			int up = isupper((unsigned char)s[i]);
+			int prev_low = islower((unsigned char)s[i - 1]);
+			int prev_up = isupper((unsigned char)s[i - 1]);
+			int next_low = i + 1 < n && islower((unsigned char)s[i + 1]);
+			if (up && (prev_low || (prev_up && next_low))) {
+				int rc = push_part(a, np, (part){ t, from, i, rt->start + from, rt->start + i });
+				if (rc)
+					return rc;
+				from = i;
+			}
+		}
+	}
+	return push_part(a, np, (part){ t, from, rt->len, rt->start + from, rt->end });
+}
+
+/* Writes the compound of parts [p, q] (folded bytes, original joiners between tokens) into buf.
+ * Returns its length, or -1 when it does not fit. */
+static int compound_of(const atlas_analyzer *a, const char *text, int p, int q, char *buf, int cap)
+{
+	int len = 0;
+	for (int i = p; i <= q; i++) {
+		const part *pt = &a->parts[i];
+		const raw_token *rt = &a->toks[pt->tok];
+		if (i > p && a->parts[i - 1].tok != pt->tok) {
+			const raw_token *prev = &a->toks[a->parts[i - 1].tok];
+			int glen = rt->start - prev->end;
+			if (len + glen >= cap)
+				return -1;
+			memcpy(buf + len, text + prev->end, (size_t)glen);
+			len += glen;
+		}
+		int plen = pt->o2 - pt->o1;
+		if (len + plen >= cap)
+			return -1;
+		memcpy(buf + len, a->arena + rt->off + pt->o1, (size_t)plen);
+		len += plen;
+	}
+	buf[len] = '\0';
+	return len;
+}
+
+/**************************************************************************************************
+** Emitting tokens for one identifier group of parts [p0, p1).
+*/
+
+static int emit_group(atlas_analyzer *a, int flags, const char *text, int p0, int p1,
+		      atlas_token_fn fn, void *ctx)
+{
+	char stem[256], word[256], comp[512];
+	int rc = 0;
+	int nparts = p1 - p0;
+	int query = (flags & FTS5_TOKENIZE_QUERY) != 0;
+	int prefix = (flags & FTS5_TOKENIZE_PREFIX) != 0;
+
+	if (query && nparts > 1 && nparts <= ATLAS_MAX_COMPOUND_PARTS) {
+		int len = compound_of(a, text, p0, p1 - 1, comp, sizeof(comp));
+		if (len > 0)
+			return fn(ctx, 0, comp, len, a->parts[p0].start, a->parts[p1 - 1].end);
+	}
+	for (int i = p0; i < p1 && !rc; i++) {
+		const part *pt = &a->parts[i];
+		int wlen = pt->o2 - pt->o1;
+		if (wlen >= (int)sizeof(word))
+			wlen = (int)sizeof(word) - 1;
+		memcpy(word, a->arena + a->toks[pt->tok].off + pt->o1, (size_t)wlen);
+		word[wlen] = '\0';
+		if (query && prefix) {
+			rc = fn(ctx, 0, word, wlen, pt->start, pt->end);
+			continue;
+		}
+		int slen = atlas_stem(a, word, wlen, stem, sizeof(stem));
+		rc = fn(ctx, 0, stem, slen, pt->start, pt->end);
+		if (rc || query)
+			continue;
+		if (slen != wlen || memcmp(stem, word, (size_t)wlen) != 0)
+			rc = fn(ctx, FTS5_TOKEN_COLOCATED, word, wlen, pt->start, pt->end);
+		for (int j = i + 1; !rc && j < p1 && j - i < ATLAS_MAX_COMPOUND_PARTS; j++) {
+			int len = compound_of(a, text, i, j, comp, sizeof(comp));
+			if (len > 0)
+				rc = fn(ctx, FTS5_TOKEN_COLOCATED, comp, len, pt->start, a->parts[j].end);
+		}
+	}
+	return rc;
+}
+
+int atlas_analyze(atlas_analyzer *a, int flags, const char *text, int n, atlas_token_fn fn,
+		  void *ctx)
+{
+	a->ntoks = 0;
+	a->narena = 0;
+	int rc = a->u61.tok.xTokenize(a->u61_inst, a, FTS5_TOKENIZE_DOCUMENT, text, n, collect_token);
+	if (rc != SQLITE_OK)
+		return rc;
+	int nparts = 0;
+	for (int t = 0; t < a->ntoks && rc == SQLITE_OK; t++)
+		rc = split_camel(a, text, t, &nparts);
+	if (rc != SQLITE_OK)
+		return rc;
+	int p0 = 0;
+	for (int i = 1; i <= nparts && rc == 0; i++) {
+		int joined = 0;
+		if (i < nparts) {
+			const part *prev = &a->parts[i - 1], *cur = &a->parts[i];
+			joined = prev->tok == cur->tok ||
+				 is_joiner(text, a->toks[prev->tok].end, a->toks[cur->tok].start);
+		}
+		if (!joined) {
+			rc = emit_group(a, flags, text, p0, i, fn, ctx);
+			p0 = i;
+		}
+	}
+	return rc;
+}
+
+/**************************************************************************************************
+** FTS5 glue.
+*/
+
+typedef struct module_ctx {
+	u61_module u61;
+} module_ctx;
+
+static int fts_create(void *user, const char **argv, int argc, Fts5Tokenizer **out)
+{
+	(void)argv;
+	(void)argc;
+	atlas_analyzer *a = NULL;
+	if (analyzer_create(&a, &((module_ctx *)user)->u61, NULL))
+		return SQLITE_ERROR;
+	*out = (Fts5Tokenizer *)a;
+	return SQLITE_OK;
+}
+
+static void fts_delete(Fts5Tokenizer *t)
+{
+	atlas_analyzer_free((atlas_analyzer *)t);
+}
+
+static int fts_tokenize(Fts5Tokenizer *t, void *ctx, int flags, const char *text, int n,
+			int (*xToken)(void *, int, const char *, int, int, int))
+{
+	return atlas_analyze((atlas_analyzer *)t, flags, text, n, xToken, ctx);
+}
+
+int atlas_analyzer_register(sqlite3 *db, atlas_error *err)
+{
+	fts5_api *api = NULL;
+	if (fts5_api_of(db, &api) != SQLITE_OK)
+		return atlas_error_set(err, ATLAS_ESQL, "SQLite was built without FTS5");
+	module_ctx *m = malloc(sizeof(*m));
+	if (!m)
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+	int rc = find_u61(db, &m->u61, err);
+	if (rc) {
+		free(m);
+		return rc;
+	}
+	fts5_tokenizer tok = { fts_create, fts_delete, fts_tokenize };
+	if (api->xCreateTokenizer(api, ATLAS_TOKENIZER_NAME, m, &tok, free) != SQLITE_OK) {
+		free(m);
+		return atlas_error_set(err, ATLAS_ESQL, "cannot register the atlas tokenizer: %s",
+				       sqlite3_errmsg(db));
+	}
+	return 0;
+}

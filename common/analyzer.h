@@ -1,0 +1,50 @@
+/* analyzer.h - the text analyzer shared by the indexer and the query side: Unicode word splitting
+ * (FTS5's unicode61 underneath, diacritics folded), identifier awareness and Snowball English
+ * stemming, registered with FTS5 as the tokenizer "atlas". */
+#ifndef ATLAS_ANALYZER_H
+#define ATLAS_ANALYZER_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+#include "error.h"
+
+#define ATLAS_TOKENIZER_NAME "atlas"
+
+/* Longest run of identifier parts joined into compounds ("jax._src.core" has 3 parts). */
+#define ATLAS_MAX_COMPOUND_PARTS 8
+
+/* Token callback, with FTS5's xToken signature: tflags is 0 or FTS5_TOKEN_COLOCATED, token is
+ * not NUL-terminated, [start, end) are byte offsets into the analyzed text. Return non-zero to stop. */
+typedef int (*atlas_token_fn)(void *ctx, int tflags, const char *token, int ntoken, int start,
+			      int end);
+
+typedef struct atlas_analyzer atlas_analyzer;
+
+/* Registers the "atlas" tokenizer with FTS5 on db. Must be called on every connection that reads or
+ * writes an Atlas FTS5 table. Returns 0 or ATLAS_ESQL with the reason in err. */
+int atlas_analyzer_register(sqlite3 *db, atlas_error *err);
+
+/* Creates a standalone analyzer (for work outside FTS5: vocabulary, query words) using the
+ * unicode61 tokenizer found on db. On success *out owns a new analyzer (free with
+ * atlas_analyzer_free); on failure *out is NULL and err says why. */
+int atlas_analyzer_new(atlas_analyzer **out, sqlite3 *db, atlas_error *err);
+
+/* Frees an analyzer. Accepts NULL. */
+void atlas_analyzer_free(atlas_analyzer *a);
+
+/* Analyzes text[0..n) in the FTS5 mode given by flags (FTS5_TOKENIZE_DOCUMENT, _QUERY,
+ * _QUERY|_PREFIX or _AUX) and calls fn for each token. Document mode emits for every word its stem
+ * and, colocated, the folded surface form when it differs, plus colocated compounds for identifiers
+ * ("shard_map", "torch.compile", "rlcluster"); query mode emits stems, or the whole compound for an
+ * identifier; prefix mode emits the folded surface form. Returns 0 (or fn's non-zero value when it
+ * stopped early) or an SQLite error code from unicode61. */
+int atlas_analyze(atlas_analyzer *a, int flags, const char *text, int n, atlas_token_fn fn,
+		  void *ctx);
+
+/* Stems one folded lowercase word with the analyzer's Snowball stemmer. Writes a NUL-terminated
+ * stem of at most cap-1 bytes into out and returns its length (the word itself when it has digits
+ * or is too long to stem). */
+int atlas_stem(atlas_analyzer *a, const char *word, int n, char *out, int cap);
+
+#endif

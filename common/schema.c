@@ -1,0 +1,65 @@
+/* schema.c - the tables of atlas.db and the check that a file is an index this build can read. */
+#include "schema.h"
+
+#include <stdlib.h>
+
+const char atlas_schema_sql[] =
+	/* key/value facts about the build: schema_version, build_id, built_at, corpus_digest, counts */
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+	/* one row per page; type is explainer|guide|topic|page; topics is a JSON array of paths */
+	"CREATE TABLE docs(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, url TEXT NOT NULL,"
+	" type TEXT NOT NULL, title TEXT NOT NULL, description TEXT NOT NULL, keywords TEXT NOT NULL,"
+	" topics TEXT NOT NULL, priority REAL NOT NULL, lastmod TEXT NOT NULL, image TEXT NOT NULL,"
+	" words INTEGER NOT NULL, first_section INTEGER NOT NULL, last_section INTEGER NOT NULL,"
+	" source TEXT NOT NULL);\n"
+	/* sections of a page in order; ord 0 is the lead (description and text before the first heading) */
+	"CREATE TABLE sections(id INTEGER PRIMARY KEY, doc_id INTEGER NOT NULL, ord INTEGER NOT NULL,"
+	" level INTEGER NOT NULL, heading TEXT NOT NULL, anchor TEXT NOT NULL, body TEXT NOT NULL);\n"
+	/* ranking index over whole pages; contentless, since the text lives in sections */
+	"CREATE VIRTUAL TABLE fts USING fts5(title, keywords, headings, description, body,"
+	" content='', tokenize='atlas');\n"
+	/* section index, for best-matching sections and their snippets */
+	"CREATE VIRTUAL TABLE sec_fts USING fts5(heading, body, content='sections',"
+	" content_rowid='id', tokenize='atlas');\n"
+	/* the taxonomy: one row per topic path, parent NULL at the top */
+	"CREATE TABLE topics(path TEXT PRIMARY KEY, parent TEXT, title TEXT NOT NULL,"
+	" description TEXT NOT NULL, ord INTEGER NOT NULL, doc_id INTEGER);\n"
+	"CREATE TABLE doc_topics(doc_id INTEGER NOT NULL, topic TEXT NOT NULL,"
+	" PRIMARY KEY(doc_id, topic)) WITHOUT ROWID;\n"
+	/* guide routes: step is 1-based across the whole guide */
+	"CREATE TABLE guide_steps(guide_id INTEGER NOT NULL, step INTEGER NOT NULL,"
+	" section TEXT NOT NULL, doc_id INTEGER NOT NULL, PRIMARY KEY(guide_id, step)) WITHOUT ROWID;\n"
+	"CREATE INDEX guide_steps_doc ON guide_steps(doc_id);\n"
+	"CREATE TABLE links(src INTEGER NOT NULL, dst INTEGER NOT NULL, text TEXT NOT NULL,"
+	" PRIMARY KEY(src, dst)) WITHOUT ROWID;\n"
+	"CREATE TABLE prerequisites(doc_id INTEGER NOT NULL, prereq INTEGER NOT NULL,"
+	" PRIMARY KEY(doc_id, prereq)) WITHOUT ROWID;\n"
+	/* query-time equivalents: every term of a group stands for every other */
+	"CREATE TABLE synonyms(grp INTEGER NOT NULL, term TEXT NOT NULL);\n"
+	/* folded surface words with document and collection frequency, for spelling and typeahead */
+	"CREATE TABLE vocab(term TEXT PRIMARY KEY, df INTEGER NOT NULL, cf INTEGER NOT NULL)"
+	" WITHOUT ROWID;\n"
+	/* precomputed read-next candidates: one row per (source, target, signal) */
+	"CREATE TABLE next_candidates(src INTEGER NOT NULL, dst INTEGER NOT NULL,"
+	" signal TEXT NOT NULL, weight REAL NOT NULL, detail TEXT NOT NULL);\n"
+	"CREATE INDEX next_candidates_src ON next_candidates(src);\n";
+
+int atlas_schema_check(sqlite3 *db, atlas_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st,
+			       NULL) != SQLITE_OK)
+		return atlas_error_set(err, ATLAS_ESCHEMA, "not an Atlas index (%s)", sqlite3_errmsg(db));
+	int rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return atlas_error_set(err, ATLAS_ESCHEMA, "not an Atlas index (no schema_version)");
+	}
+	int v = atoi((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	if (v != ATLAS_SCHEMA_VERSION)
+		return atlas_error_set(err, ATLAS_ESCHEMA,
+				       "index has schema version %d, this build reads version %d", v,
+				       ATLAS_SCHEMA_VERSION);
+	return 0;
+}

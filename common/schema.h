@@ -1,0 +1,22 @@
+/* schema.h - the layout of atlas.db, shared by the indexer (which writes it) and the query side. */
+#ifndef ATLAS_SCHEMA_H
+#define ATLAS_SCHEMA_H
+
+#include <sqlite3.h>
+
+#include "error.h"
+
+/* Bumped whenever a table or column changes meaning; readers refuse other versions. */
+#define ATLAS_SCHEMA_VERSION 1
+
+/* Column order of the documents FTS5 table, and of the bm25() weights that go with it. */
+enum { FTS_TITLE, FTS_KEYWORDS, FTS_HEADINGS, FTS_DESCRIPTION, FTS_BODY, FTS_NCOLS };
+
+/* The SQL that creates every table of a new index (FTS5 tables need the "atlas" tokenizer). */
+extern const char atlas_schema_sql[];
+
+/* Checks that db is an Atlas index of ATLAS_SCHEMA_VERSION: returns 0, or ATLAS_ESCHEMA with the
+ * reason (not an index, another version) in err. */
+int atlas_schema_check(sqlite3 *db, atlas_error *err);
+
+#endif

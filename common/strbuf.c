@@ -1,0 +1,117 @@
+/* strbuf.c - a growable, always NUL-terminated byte string. */
+#include "strbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+static int strbuf_grow(strbuf *sb, size_t extra)
+{
+	if (sb->oom)
+		return ATLAS_ENOMEM;
+	if (sb->len + extra + 1 <= sb->cap)
+		return 0;
+	size_t cap = sb->cap ? sb->cap : 64;
+	while (cap < sb->len + extra + 1)
+		cap *= 2;
+	char *nb = realloc(sb->buf, cap);
+	if (!nb) {
+		sb->oom = true;
+		return ATLAS_ENOMEM;
+	}
+	sb->buf = nb;
+	sb->cap = cap;
+	return 0;
+}
+
+int strbuf_append(strbuf *sb, const char *s, size_t n)
+{
+	if (strbuf_grow(sb, n))
+		return ATLAS_ENOMEM;
+	if (n)
+		memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+	return 0;
+}
+
+int strbuf_puts(strbuf *sb, const char *s)
+{
+	return strbuf_append(sb, s, strlen(s));
+}
+
+int strbuf_putc(strbuf *sb, char c)
+{
+	return strbuf_append(sb, &c, 1);
+}
+
+int strbuf_printf(strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || strbuf_grow(sb, (size_t)n))
+		return ATLAS_ENOMEM;
+	va_start(ap, fmt);
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	sb->len += (size_t)n;
+	return 0;
+}
+
+int strbuf_append_html(strbuf *sb, const char *s, size_t n)
+{
+	size_t run = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *ent = NULL;
+		switch (s[i]) {
+		case '&': ent = "&amp;"; break;
+		case '<': ent = "&lt;"; break;
+		case '>': ent = "&gt;"; break;
+		case '"': ent = "&quot;"; break;
+		case '\'': ent = "&#39;"; break;
+		default: continue;
+		}
+		if (strbuf_append(sb, s + run, i - run) || strbuf_puts(sb, ent))
+			return ATLAS_ENOMEM;
+		run = i + 1;
+	}
+	return strbuf_append(sb, s + run, n - run);
+}
+
+const char *strbuf_str(const strbuf *sb)
+{
+	return sb->buf ? sb->buf : "";
+}
+
+char *strbuf_detach(strbuf *sb)
+{
+	char *b = sb->buf;
+	if (!b && !sb->oom)
+		b = calloc(1, 1);
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+	sb->oom = false;
+	return b;
+}
+
+void strbuf_reset(strbuf *sb)
+{
+	sb->len = 0;
+	if (sb->buf)
+		sb->buf[0] = '\0';
+}
+
+void strbuf_free(strbuf *sb)
+{
+	if (!sb)
+		return;
+	free(sb->buf);
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+	sb->oom = false;
+}

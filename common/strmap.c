@@ -1,0 +1,89 @@
+/* strmap.c - an open-addressing (linear probing) hash map from strings to int values. */
+#include "strmap.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static strmap_entry *find_slot(const strmap *m, const char *key, size_t n)
+{
+	size_t i = (size_t)hash_bytes(key, n) & (m->cap - 1);
+	for (;;) {
+		strmap_entry *e = &m->slots[i];
+		if (!e->key || (strncmp(e->key, key, n) == 0 && e->key[n] == '\0'))
+			return e;
+		i = (i + 1) & (m->cap - 1);
+	}
+}
+
+int *strmap_getn(const strmap *m, const char *key, size_t n)
+{
+	if (!m->cap)
+		return NULL;
+	strmap_entry *e = find_slot(m, key, n);
+	return e->key ? &e->value : NULL;
+}
+
+int *strmap_get(const strmap *m, const char *key)
+{
+	return strmap_getn(m, key, strlen(key));
+}
+
+static int grow(strmap *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 64;
+	strmap_entry *slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -1;
+	strmap old = *m;
+	m->slots = slots;
+	m->cap = cap;
+	for (size_t i = 0; i < old.cap; i++) {
+		if (old.slots[i].key) {
+			strmap_entry *e = find_slot(m, old.slots[i].key, strlen(old.slots[i].key));
+			*e = old.slots[i];
+		}
+	}
+	free(old.slots);
+	return 0;
+}
+
+int *strmap_put(strmap *m, const char *key, size_t n, int init, int *added)
+{
+	if ((m->count + 1) * 2 > m->cap && grow(m))
+		return NULL;
+	strmap_entry *e = find_slot(m, key, n);
+	if (added)
+		*added = !e->key;
+	if (!e->key) {
+		e->key = malloc(n + 1);
+		if (!e->key)
+			return NULL;
+		memcpy(e->key, key, n);
+		e->key[n] = '\0';
+		e->value = init;
+		m->count++;
+	}
+	return &e->value;
+}
+
+void strmap_free(strmap *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->slots[i].key);
+	free(m->slots);
+	m->slots = NULL;
+	m->cap = m->count = 0;
+}

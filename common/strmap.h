@@ -1,0 +1,30 @@
+/* strmap.h - an open-addressing hash map from NUL-terminated strings to int values. */
+#ifndef ATLAS_STRMAP_H
+#define ATLAS_STRMAP_H
+
+#include <stddef.h>
+
+typedef struct strmap_entry {
+	char *key; /* owned copy; NULL marks an empty slot */
+	int value;
+} strmap_entry;
+
+typedef struct strmap {
+	strmap_entry *slots;
+	size_t cap;   /* power of two */
+	size_t count;
+} strmap;
+
+#define STRMAP_INIT { NULL, 0, 0 }
+
+/* Returns a pointer to the value stored for key, or NULL when absent. */
+int *strmap_get(const strmap *m, const char *key);
+/* Same for a key given as n bytes (not NUL-terminated). */
+int *strmap_getn(const strmap *m, const char *key, size_t n);
+/* Returns a pointer to key's value, inserting it with value init when absent (*added tells which,
+ * when added is not NULL). Returns NULL when out of memory. */
+int *strmap_put(strmap *m, const char *key, size_t n, int init, int *added);
+/* Releases all keys and slots. Accepts NULL. */
+void strmap_free(strmap *m);
+
+#endif

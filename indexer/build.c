@@ -1,0 +1,582 @@
+/* build.c - the corpus into atlas.db: documents, sections, FTS5 tables, taxonomy, guide steps,
+ * links, synonyms, vocabulary, read-next candidates and meta, built in a temporary file and
+ * renamed into place only after it passed its checks. */
+#include "build.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include "analyzer.h"
+#include "schema.h"
+#include "signals.h"
+#include "strmap.h"
+
+/**************************************************************************************************
+** Temporary files.
+*/
+
+static void split_path(const char *path, char *dir, size_t dcap, char *base, size_t bcap)
+{
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	snprintf(dir, dcap, "%s", dirname(tmp));
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	snprintf(base, bcap, "%s", basename(tmp));
+}
+
+int index_remove_stale_temps(const char *out_path)
+{
+	char dir[4096], base[1024], prefix[1100];
+	split_path(out_path, dir, sizeof(dir), base, sizeof(base));
+	snprintf(prefix, sizeof(prefix), ".%s.tmp.", base);
+	DIR *dh = opendir(dir);
+	if (!dh)
+		return 0;
+	int removed = 0;
+	struct dirent *de;
+	while ((de = readdir(dh))) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		long pid = strtol(de->d_name + strlen(prefix), NULL, 10);
+		if (pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) == 0)
+			continue; /* a build still running */
+		char full[8192];
+		snprintf(full, sizeof(full), "%s/%s", dir, de->d_name);
+		if (unlink(full) == 0)
+			removed++;
+	}
+	closedir(dh);
+	return removed;
+}
+
+static int fsync_path(const char *path, int directory)
+{
+	int fd = open(path, directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+	if (fd < 0)
+		return -1;
+	int rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+/**************************************************************************************************
+** Writing.
+*/
+
+typedef struct writer {
+	sqlite3 *db;
+	const char *file; /* for messages */
+	atlas_error *err;
+	int *order;       /* doc id - 1 -> page index */
+	int *id_of;       /* page index -> doc id */
+} writer;
+
+static int sql_fail(writer *w, const char *what)
+{
+	int code = sqlite3_errcode(w->db);
+	const char *why = code == SQLITE_FULL ? "disk full" : sqlite3_errmsg(w->db);
+	return atlas_error_set(w->err, code == SQLITE_FULL ? ATLAS_EIO : ATLAS_ESQL, "%s: %s: %s", w->file,
+			       what, why);
+}
+
+static int exec(writer *w, const char *sql)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(w->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		int code = sqlite3_errcode(w->db);
+		atlas_error_set(w->err, code == SQLITE_FULL ? ATLAS_EIO : ATLAS_ESQL, "%s: %s: %s", w->file,
+				sql, code == SQLITE_FULL ? "disk full" : msg ? msg : "error");
+		sqlite3_free(msg);
+		return w->err ? w->err->code : ATLAS_ESQL;
+	}
+	return 0;
+}
+
+static int prepare(writer *w, sqlite3_stmt **st, const char *sql)
+{
+	if (sqlite3_prepare_v2(w->db, sql, -1, st, NULL) != SQLITE_OK)
+		return sql_fail(w, "prepare");
+	return 0;
+}
+
+static int step_reset(writer *w, sqlite3_stmt *st, const char *what)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return sql_fail(w, what);
+	return 0;
+}
+
+static const corpus *g_sort_corpus;
+static int cmp_page_path(const void *a, const void *b)
+{
+	return strcmp(g_sort_corpus->pages[*(const int *)a].path, g_sort_corpus->pages[*(const int *)b].path);
+}
+
+static void join_strings(strbuf *sb, char **s, int n, const char *sep)
+{
+	for (int i = 0; i < n; i++) {
+		if (i)
+			strbuf_puts(sb, sep);
+		strbuf_puts(sb, s[i]);
+	}
+}
+
+static void topics_json(strbuf *sb, const page *p)
+{
+	strbuf_putc(sb, '[');
+	for (int i = 0; i < p->ntopics; i++) {
+		strbuf_puts(sb, i ? ",\"" : "\"");
+		for (const char *q = p->topics[i]; *q; q++) {
+			if (*q == '"' || *q == '\\')
+				strbuf_putc(sb, '\\');
+			strbuf_putc(sb, *q);
+		}
+		strbuf_putc(sb, '"');
+	}
+	strbuf_putc(sb, ']');
+}
+
+static int write_docs(writer *w, const corpus *c, build_stats *stats)
+{
+	sqlite3_stmt *doc = NULL, *sec = NULL, *fts = NULL, *dt = NULL;
+	int rc = prepare(w, &doc, "INSERT INTO docs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	if (!rc)
+		rc = prepare(w, &sec, "INSERT INTO sections VALUES(?,?,?,?,?,?,?)");
+	if (!rc)
+		rc = prepare(w, &fts, "INSERT INTO fts(rowid, title, keywords, headings, description, body)"
+				      " VALUES(?,?,?,?,?,?)");
+	if (!rc)
+		rc = prepare(w, &dt, "INSERT OR IGNORE INTO doc_topics VALUES(?,?)");
+	int sec_id = 1;
+	strbuf kw = STRBUF_INIT, heads = STRBUF_INIT, body = STRBUF_INIT, url = STRBUF_INIT, tj = STRBUF_INIT;
+	for (int id = 1; !rc && id <= c->npages; id++) {
+		const page *p = &c->pages[w->order[id - 1]];
+		strbuf_reset(&kw);
+		strbuf_reset(&heads);
+		strbuf_reset(&body);
+		strbuf_reset(&url);
+		strbuf_reset(&tj);
+		join_strings(&kw, p->keywords, p->nkeywords, "; ");
+		strbuf_printf(&url, "%s%s", c->site_url, p->path);
+		topics_json(&tj, p);
+		for (int s = 0; s < p->nsecs; s++) {
+			const section *x = &p->secs[s];
+			if (s)
+				strbuf_printf(&heads, "%s\n", x->heading);
+			const char *b = strbuf_str(&x->body);
+			if (s == 0)
+				b += p->lead_len <= x->body.len ? p->lead_len : x->body.len;
+			strbuf_printf(&body, "%s\n", b);
+		}
+		stats->pages[p->type]++;
+		stats->sections += p->nsecs;
+		sqlite3_bind_int(doc, 1, id);
+		sqlite3_bind_text(doc, 2, p->path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(doc, 3, strbuf_str(&url), -1, SQLITE_STATIC);
+		sqlite3_bind_text(doc, 4, page_type_names[p->type], -1, SQLITE_STATIC);
+		sqlite3_bind_text(doc, 5, p->title, -1, SQLITE_STATIC);
+		sqlite3_bind_text(doc, 6, p->description, -1, SQLITE_STATIC);
+		sqlite3_bind_text(doc, 7, strbuf_str(&kw), -1, SQLITE_STATIC);
+		sqlite3_bind_text(doc, 8, strbuf_str(&tj), -1, SQLITE_STATIC);
+		sqlite3_bind_double(doc, 9, p->priority);
+		sqlite3_bind_text(doc, 10, p->lastmod ? p->lastmod : "", -1, SQLITE_STATIC);
+		sqlite3_bind_text(doc, 11, p->image ? p->image : "", -1, SQLITE_STATIC);
+		sqlite3_bind_int(doc, 12, p->words);
+		sqlite3_bind_int(doc, 13, sec_id);
+		sqlite3_bind_int(doc, 14, sec_id + p->nsecs - 1);
+		sqlite3_bind_text(doc, 15, p->file, -1, SQLITE_STATIC);
+		rc = step_reset(w, doc, "insert document");
+		for (int s = 0; !rc && s < p->nsecs; s++) {
+			const section *x = &p->secs[s];
+			sqlite3_bind_int(sec, 1, sec_id++);
+			sqlite3_bind_int(sec, 2, id);
+			sqlite3_bind_int(sec, 3, s);
+			sqlite3_bind_int(sec, 4, x->level);
+			sqlite3_bind_text(sec, 5, x->heading, -1, SQLITE_STATIC);
+			sqlite3_bind_text(sec, 6, x->anchor, -1, SQLITE_STATIC);
+			sqlite3_bind_text(sec, 7, strbuf_str(&x->body), -1, SQLITE_STATIC);
+			rc = step_reset(w, sec, "insert section");
+		}
+		if (!rc) {
+			sqlite3_bind_int(fts, 1, id);
+			sqlite3_bind_text(fts, 2, p->title, -1, SQLITE_STATIC);
+			sqlite3_bind_text(fts, 3, strbuf_str(&kw), -1, SQLITE_STATIC);
+			sqlite3_bind_text(fts, 4, strbuf_str(&heads), -1, SQLITE_STATIC);
+			sqlite3_bind_text(fts, 5, p->description, -1, SQLITE_STATIC);
+			sqlite3_bind_text(fts, 6, strbuf_str(&body), -1, SQLITE_STATIC);
+			rc = step_reset(w, fts, "insert into fts");
+		}
+		for (int t = 0; !rc && t < p->ntopics; t++) {
+			sqlite3_bind_int(dt, 1, id);
+			sqlite3_bind_text(dt, 2, p->topics[t], -1, SQLITE_STATIC);
+			rc = step_reset(w, dt, "insert document topic");
+		}
+	}
+	strbuf_free(&kw);
+	strbuf_free(&heads);
+	strbuf_free(&body);
+	strbuf_free(&url);
+	strbuf_free(&tj);
+	sqlite3_finalize(doc);
+	sqlite3_finalize(sec);
+	sqlite3_finalize(fts);
+	sqlite3_finalize(dt);
+	if (!rc)
+		rc = exec(w, "INSERT INTO sec_fts(sec_fts) VALUES('rebuild')");
+	return rc;
+}
+
+static int doc_id_of(const writer *w, const corpus *c, const char *path)
+{
+	int *i = strmap_get(&c->page_index, path);
+	return i ? w->id_of[*i] : 0;
+}
+
+static int write_graph(writer *w, const corpus *c, build_stats *stats)
+{
+	sqlite3_stmt *tp = NULL, *gs = NULL, *ln = NULL, *pr = NULL;
+	int rc = prepare(w, &tp, "INSERT INTO topics VALUES(?,?,?,?,?,?)");
+	if (!rc)
+		rc = prepare(w, &gs, "INSERT OR IGNORE INTO guide_steps VALUES(?,?,?,?)");
+	if (!rc)
+		rc = prepare(w, &ln, "INSERT OR IGNORE INTO links VALUES(?,?,?)");
+	if (!rc)
+		rc = prepare(w, &pr, "INSERT OR IGNORE INTO prerequisites VALUES(?,?)");
+	char path[1100];
+	for (int i = 0; !rc && i < c->ntopics; i++) {
+		const topic *t = &c->topics[i];
+		snprintf(path, sizeof(path), "/t/%s", t->path);
+		sqlite3_bind_text(tp, 1, t->path, -1, SQLITE_STATIC);
+		if (t->parent)
+			sqlite3_bind_text(tp, 2, t->parent, -1, SQLITE_STATIC);
+		sqlite3_bind_text(tp, 3, t->title, -1, SQLITE_STATIC);
+		sqlite3_bind_text(tp, 4, t->description, -1, SQLITE_STATIC);
+		sqlite3_bind_int(tp, 5, t->ord);
+		sqlite3_bind_int(tp, 6, doc_id_of(w, c, path));
+		rc = step_reset(w, tp, "insert topic");
+	}
+	for (int pi = 0; !rc && pi < c->npages; pi++) {
+		const page *p = &c->pages[pi];
+		int id = w->id_of[pi];
+		int step = 0;
+		for (int g = 0; !rc && g < p->ngsecs; g++)
+			for (int k = 0; !rc && k < p->gsecs[g].nsteps; k++) {
+				snprintf(path, sizeof(path), "/%s", p->gsecs[g].steps[k]);
+				int dst = doc_id_of(w, c, path);
+				if (!dst)
+					continue;
+				sqlite3_bind_int(gs, 1, id);
+				sqlite3_bind_int(gs, 2, ++step);
+				sqlite3_bind_text(gs, 3, p->gsecs[g].title, -1, SQLITE_STATIC);
+				sqlite3_bind_int(gs, 4, dst);
+				rc = step_reset(w, gs, "insert guide step");
+				stats->guide_steps++;
+			}
+		for (int k = 0; !rc && k < p->nlinks; k++) {
+			int dst = doc_id_of(w, c, p->links[k].target);
+			if (!dst || dst == id)
+				continue;
+			sqlite3_bind_int(ln, 1, id);
+			sqlite3_bind_int(ln, 2, dst);
+			sqlite3_bind_text(ln, 3, p->links[k].text ? p->links[k].text : "", -1, SQLITE_STATIC);
+			rc = step_reset(w, ln, "insert link");
+			if (!rc && sqlite3_changes(w->db))
+				stats->links++;
+		}
+		for (int k = 0; !rc && k < p->nprereqs; k++) {
+			snprintf(path, sizeof(path), "/%s", p->prereqs[k]);
+			int dst = doc_id_of(w, c, path);
+			if (!dst)
+				continue;
+			sqlite3_bind_int(pr, 1, id);
+			sqlite3_bind_int(pr, 2, dst);
+			rc = step_reset(w, pr, "insert prerequisite");
+		}
+	}
+	sqlite3_finalize(tp);
+	sqlite3_finalize(gs);
+	sqlite3_finalize(ln);
+	sqlite3_finalize(pr);
+	return rc;
+}
+
+/* Vocabulary: every folded surface word and identifier, with document and collection counts. */
+typedef struct vocab_ctx {
+	strmap map;
+	int *df, *cf, *last;
+	int n, cap;
+	int doc;
+	int oom;
+} vocab_ctx;
+
+static int vocab_token(void *ctx, int tflags, const char *tok, int n, int start, int end)
+{
+	vocab_ctx *v = ctx;
+	(void)tflags;
+	(void)start;
+	(void)end;
+	if (n < 2 || n > 40)
+		return 0;
+	int added = 0;
+	int *idx = strmap_put(&v->map, tok, (size_t)n, v->n, &added);
+	if (!idx) {
+		v->oom = 1;
+		return 1;
+	}
+	if (added) {
+		if (v->n == v->cap) {
+			int cap = v->cap ? v->cap * 2 : 4096;
+			int *df = realloc(v->df, (size_t)cap * sizeof(int));
+			if (df)
+				v->df = df;
+			int *cf = realloc(v->cf, (size_t)cap * sizeof(int));
+			if (cf)
+				v->cf = cf;
+			int *last = realloc(v->last, (size_t)cap * sizeof(int));
+			if (last)
+				v->last = last;
+			if (!df || !cf || !last) {
+				v->oom = 1;
+				return 1;
+			}
+			v->cap = cap;
+		}
+		v->df[v->n] = v->cf[v->n] = 0;
+		v->last[v->n] = -1;
+		v->n++;
+	}
+	v->cf[*idx]++;
+	if (v->last[*idx] != v->doc) {
+		v->last[*idx] = v->doc;
+		v->df[*idx]++;
+	}
+	return 0;
+}
+
+static int write_vocab(writer *w, const corpus *c, build_stats *stats)
+{
+	atlas_analyzer *a = NULL;
+	int rc = atlas_analyzer_new(&a, w->db, w->err);
+	if (rc)
+		return rc;
+	vocab_ctx v;
+	memset(&v, 0, sizeof(v));
+	int flags = FTS5_TOKENIZE_QUERY | FTS5_TOKENIZE_PREFIX;
+	for (int pi = 0; pi < c->npages && !v.oom; pi++) {
+		const page *p = &c->pages[pi];
+		v.doc = pi;
+		atlas_analyze(a, flags, p->title, (int)strlen(p->title), vocab_token, &v);
+		for (int k = 0; k < p->nkeywords; k++)
+			atlas_analyze(a, flags, p->keywords[k], (int)strlen(p->keywords[k]), vocab_token, &v);
+		for (int s = 0; s < p->nsecs; s++) {
+			if (s)
+				atlas_analyze(a, flags, p->secs[s].heading, (int)strlen(p->secs[s].heading),
+					      vocab_token, &v);
+			atlas_analyze(a, flags, strbuf_str(&p->secs[s].body), (int)p->secs[s].body.len,
+				      vocab_token, &v);
+		}
+	}
+	atlas_analyzer_free(a);
+	sqlite3_stmt *st = NULL;
+	if (v.oom)
+		rc = atlas_error_set(w->err, ATLAS_ENOMEM, "out of memory building the vocabulary");
+	if (!rc)
+		rc = prepare(w, &st, "INSERT INTO vocab VALUES(?,?,?)");
+	for (size_t i = 0; !rc && i < v.map.cap; i++) {
+		const strmap_entry *e = &v.map.slots[i];
+		if (!e->key)
+			continue;
+		sqlite3_bind_text(st, 1, e->key, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 2, v.df[e->value]);
+		sqlite3_bind_int(st, 3, v.cf[e->value]);
+		rc = step_reset(w, st, "insert vocabulary");
+	}
+	stats->terms = v.n;
+	sqlite3_finalize(st);
+	strmap_free(&v.map);
+	free(v.df);
+	free(v.cf);
+	free(v.last);
+	return rc;
+}
+
+static int write_synonyms(writer *w, const corpus *c)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(w, &st, "INSERT INTO synonyms VALUES(?,?)");
+	for (int g = 0; !rc && g < c->nsyn; g++)
+		for (char **t = c->syn_groups[g]; !rc && *t; t++) {
+			sqlite3_bind_int(st, 1, g + 1);
+			sqlite3_bind_text(st, 2, *t, -1, SQLITE_STATIC);
+			rc = step_reset(w, st, "insert synonym");
+		}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int put_meta(writer *w, sqlite3_stmt *st, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int put_meta(writer *w, sqlite3_stmt *st, const char *key, const char *fmt, ...)
+{
+	char val[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(val, sizeof(val), fmt, ap);
+	va_end(ap);
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, val, -1, SQLITE_TRANSIENT);
+	return step_reset(w, st, "insert meta");
+}
+
+static int write_meta(writer *w, const corpus *c, build_stats *stats)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(w, &st, "INSERT INTO meta VALUES(?,?)");
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	char when[32];
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	unsigned long long salt = (unsigned long long)now * 6364136223846793005ULL ^ (unsigned long long)getpid();
+	snprintf(stats->build_id, sizeof(stats->build_id), "%08llx%08llx",
+		 (c->digest >> 32) & 0xffffffffULL, (salt >> 16) & 0xffffffffULL);
+	if (!rc)
+		rc = put_meta(w, st, "schema_version", "%d", ATLAS_SCHEMA_VERSION);
+	if (!rc)
+		rc = put_meta(w, st, "build_id", "%s", stats->build_id);
+	if (!rc)
+		rc = put_meta(w, st, "built_at", "%s", when);
+	if (!rc)
+		rc = put_meta(w, st, "built_at_unix", "%lld", (long long)now);
+	if (!rc)
+		rc = put_meta(w, st, "corpus_digest", "fnv1a64:%016llx", c->digest);
+	if (!rc)
+		rc = put_meta(w, st, "corpus_bytes", "%zu", c->bytes);
+	if (!rc)
+		rc = put_meta(w, st, "site_url", "%s", c->site_url);
+	if (!rc)
+		rc = put_meta(w, st, "pages", "%d", c->npages);
+	for (int t = 0; !rc && t < 4; t++) {
+		char key[32];
+		snprintf(key, sizeof(key), "pages_%s", page_type_names[t]);
+		rc = put_meta(w, st, key, "%d", stats->pages[t]);
+	}
+	if (!rc)
+		rc = put_meta(w, st, "sections", "%d", stats->sections);
+	if (!rc)
+		rc = put_meta(w, st, "links", "%d", stats->links);
+	if (!rc)
+		rc = put_meta(w, st, "guide_steps", "%d", stats->guide_steps);
+	if (!rc)
+		rc = put_meta(w, st, "terms", "%d", stats->terms);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int integrity_check(writer *w)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(w, &st, "PRAGMA integrity_check");
+	if (rc)
+		return rc;
+	int ok = sqlite3_step(st) == SQLITE_ROW &&
+		 strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0;
+	if (!ok)
+		rc = atlas_error_set(w->err, ATLAS_ESQL, "%s: integrity check failed: %s", w->file,
+				     sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0)
+								: sqlite3_errmsg(w->db));
+	sqlite3_finalize(st);
+	if (!rc)
+		rc = exec(w, "INSERT INTO sec_fts(sec_fts) VALUES('integrity-check')");
+	return rc;
+}
+
+int index_build(build_stats *stats, const corpus *c, const char *out_path, atlas_error *err)
+{
+	char dir[4096], base[1024], tmp[8192];
+	memset(stats, 0, sizeof(*stats));
+	split_path(out_path, dir, sizeof(dir), base, sizeof(base));
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.%ld", dir, base, (long)getpid());
+	index_remove_stale_temps(out_path);
+	unlink(tmp);
+
+	writer w = { NULL, tmp, err, NULL, NULL };
+	int rc = 0;
+	w.order = malloc((size_t)(c->npages ? c->npages : 1) * sizeof(int));
+	w.id_of = malloc((size_t)(c->npages ? c->npages : 1) * sizeof(int));
+	if (!w.order || !w.id_of) {
+		rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+		goto out_free;
+	}
+	for (int i = 0; i < c->npages; i++)
+		w.order[i] = i;
+	g_sort_corpus = c;
+	qsort(w.order, (size_t)c->npages, sizeof(int), cmp_page_path);
+	for (int i = 0; i < c->npages; i++)
+		w.id_of[w.order[i]] = i + 1;
+
+	if (sqlite3_open_v2(tmp, &w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		rc = atlas_error_set(err, ATLAS_EIO, "%s: cannot create: %s", tmp,
+				     w.db ? sqlite3_errmsg(w.db) : "out of memory");
+		goto out_close;
+	}
+	rc = atlas_analyzer_register(w.db, err);
+	if (!rc)
+		rc = exec(&w, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;"
+			      " PRAGMA cache_size=-65536; BEGIN");
+	if (!rc)
+		rc = exec(&w, atlas_schema_sql);
+	if (!rc)
+		rc = write_docs(&w, c, stats);
+	if (!rc)
+		rc = write_graph(&w, c, stats);
+	if (!rc)
+		rc = write_synonyms(&w, c);
+	if (!rc)
+		rc = write_vocab(&w, c, stats);
+	if (!rc)
+		rc = signals_compute(w.db, c, w.id_of, &stats->candidates, err);
+	if (!rc)
+		rc = write_meta(&w, c, stats);
+	if (!rc)
+		rc = exec(&w, "INSERT INTO fts(fts) VALUES('optimize');"
+			      " INSERT INTO sec_fts(sec_fts) VALUES('optimize'); COMMIT");
+	if (!rc)
+		rc = integrity_check(&w);
+	if (!rc)
+		rc = exec(&w, "PRAGMA journal_mode=DELETE; VACUUM");
+out_close:
+	if (w.db && sqlite3_close(w.db) != SQLITE_OK && !rc)
+		rc = atlas_error_set(err, ATLAS_EIO, "%s: cannot close", tmp);
+	if (!rc && fsync_path(tmp, 0))
+		rc = atlas_error_set(err, ATLAS_EIO, "%s: fsync: %s", tmp, strerror(errno));
+	if (!rc) {
+		struct stat sb;
+		if (stat(tmp, &sb) == 0)
+			stats->index_bytes = (long long)sb.st_size;
+		if (rename(tmp, out_path))
+			rc = atlas_error_set(err, ATLAS_EIO, "%s: cannot rename into place: %s", out_path,
+					     strerror(errno));
+		else
+			fsync_path(dir, 1);
+	}
+	if (rc)
+		unlink(tmp);
+out_free:
+	free(w.order);
+	free(w.id_of);
+	return rc;
+}

@@ -1,0 +1,29 @@
+/* build.h - writing a validated corpus into a new atlas.db, atomically replacing the old one. */
+#ifndef ATLAS_BUILD_H
+#define ATLAS_BUILD_H
+
+#include <stddef.h>
+
+#include "corpus.h"
+#include "error.h"
+
+typedef struct build_stats {
+	int pages[4];     /* by page_type */
+	int sections;
+	int links;
+	int guide_steps;
+	int terms;        /* distinct surface terms in the vocabulary */
+	int candidates;   /* read-next candidate rows */
+	long long index_bytes;
+	char build_id[40];
+} build_stats;
+
+/* Builds the index of c into a temporary file beside out_path, checks it, and renames it over
+ * out_path. On failure the temporary file is removed, out_path is untouched, and err says what
+ * went wrong (naming the file). Returns 0 or a negative ATLAS_E* code. */
+int index_build(build_stats *stats, const corpus *c, const char *out_path, atlas_error *err);
+
+/* Removes temporary files left beside out_path by builds that were killed. Returns how many. */
+int index_remove_stale_temps(const char *out_path);
+
+#endif

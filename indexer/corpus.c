@@ -1,0 +1,1264 @@
+/* corpus.c - reading and validating the corpus: front matter (cJSON), Markdown bodies (md4c),
+ * topics.json, synonyms.json and sitemap.xml (expat). Every problem is reported as file:line. */
+#include "corpus.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <expat.h>
+#include <md4c.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char *const page_type_names[] = { "explainer", "guide", "topic", "page" };
+
+/**************************************************************************************************
+** Diagnostics.
+*/
+
+void diag_add(diag_list *d, const char *file, int line, enum diag_severity sev, const char *fmt, ...)
+{
+	if (sev == DIAG_ERROR)
+		d->errors++;
+	else
+		d->warnings++;
+	if (d->n == d->cap) {
+		int cap = d->cap ? d->cap * 2 : 32;
+		diag *items = realloc(d->items, (size_t)cap * sizeof(*items));
+		if (!items)
+			return;
+		d->items = items;
+		d->cap = cap;
+	}
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	diag *it = &d->items[d->n];
+	it->file = strdup(file);
+	it->msg = strdup(msg);
+	it->line = line;
+	it->severity = sev;
+	if (it->file && it->msg)
+		d->n++;
+	else {
+		free(it->file);
+		free(it->msg);
+	}
+}
+
+void diag_list_free(diag_list *d)
+{
+	if (!d)
+		return;
+	for (int i = 0; i < d->n; i++) {
+		free(d->items[i].file);
+		free(d->items[i].msg);
+	}
+	free(d->items);
+	memset(d, 0, sizeof(*d));
+}
+
+/**************************************************************************************************
+** Small helpers.
+*/
+
+static int line_of_offset(const char *data, size_t off)
+{
+	int line = 1;
+	for (size_t i = 0; i < off; i++)
+		if (data[i] == '\n')
+			line++;
+	return line;
+}
+
+/* Line (within the page file) of the first occurrence of "key" in the front matter, or 1. */
+static int field_line(const char *fm, const char *key)
+{
+	char pat[128];
+	snprintf(pat, sizeof(pat), "\"%s\"", key);
+	const char *p = fm ? strstr(fm, pat) : NULL;
+	return p ? line_of_offset(fm, (size_t)(p - fm)) : 1;
+}
+
+/* Returns the byte offset of the first invalid UTF-8 sequence in s[0..n), or -1 when valid. */
+static long utf8_invalid_at(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		unsigned c = s[i];
+		size_t len;
+		unsigned min;
+		if (c < 0x80) {
+			i++;
+			continue;
+		} else if ((c & 0xE0) == 0xC0) {
+			len = 2;
+			min = 0x80;
+		} else if ((c & 0xF0) == 0xE0) {
+			len = 3;
+			min = 0x800;
+		} else if ((c & 0xF8) == 0xF0) {
+			len = 4;
+			min = 0x10000;
+		} else
+			return (long)i;
+		if (i + len > n)
+			return (long)i;
+		unsigned cp = c & (0xFF >> (len + 1));
+		for (size_t k = 1; k < len; k++) {
+			if ((s[i + k] & 0xC0) != 0x80)
+				return (long)i;
+			cp = (cp << 6) | (s[i + k] & 0x3F);
+		}
+		if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+			return (long)i;
+		i += len;
+	}
+	return -1;
+}
+
+static char *xstrndup(const char *s, size_t n)
+{
+	char *r = malloc(n + 1);
+	if (r) {
+		memcpy(r, s, n);
+		r[n] = '\0';
+	}
+	return r;
+}
+
+static int read_file(const char *path, char **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	strbuf sb = STRBUF_INIT;
+	char buf[65536];
+	size_t got;
+	while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
+		strbuf_append(&sb, buf, got);
+	int bad = ferror(f) || sb.oom;
+	fclose(f);
+	if (bad) {
+		strbuf_free(&sb);
+		errno = bad ? EIO : errno;
+		return -1;
+	}
+	*n = sb.len;
+	*out = strbuf_detach(&sb);
+	return *out ? 0 : -1;
+}
+
+/* Anchors: ASCII letters and digits lowercased, spaces to '-', '-' and '_' kept, other ASCII
+ * dropped; non-ASCII letters kept, non-ASCII punctuation and symbols dropped, as GitHub does. */
+void anchor_of(strbuf *out, const char *h)
+{
+	const unsigned char *s = (const unsigned char *)h;
+	while (*s) {
+		unsigned c = *s;
+		if (c < 0x80) {
+			if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_')
+				strbuf_putc(out, (char)c);
+			else if (c >= 'A' && c <= 'Z')
+				strbuf_putc(out, (char)(c + 32));
+			else if (c == ' ')
+				strbuf_putc(out, '-');
+			s++;
+			continue;
+		}
+		size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
+		unsigned cp = c & (0xFF >> (len + 1));
+		size_t k;
+		for (k = 1; k < len && s[k]; k++)
+			cp = (cp << 6) | (s[k] & 0x3F);
+		int symbol = cp < 0xC0 || (cp >= 0x2000 && cp <= 0x2BFF) || (cp >= 0x3000 && cp <= 0x303F) ||
+			     cp >= 0x1F000 || cp == 0xD7 || cp == 0xF7;
+		if (!symbol)
+			strbuf_append(out, (const char *)s, k);
+		s += k;
+	}
+}
+
+/**************************************************************************************************
+** Markdown bodies.
+*/
+
+typedef struct md_state {
+	page *p;
+	const char *body;      /* the Markdown text, for locating links */
+	int body_line;         /* line of the body's first byte in the file */
+	strbuf heading;
+	int in_heading;        /* level of the heading being read, 0 when none */
+	int link_depth;
+	strbuf link_text;
+	char *link_target;
+	strmap anchors;
+	int oom;
+} md_state;
+
+static section *current_section(md_state *st)
+{
+	return &st->p->secs[st->p->nsecs - 1];
+}
+
+static int add_section(md_state *st, int level, const char *heading)
+{
+	page *p = st->p;
+	section *secs = realloc(p->secs, (size_t)(p->nsecs + 1) * sizeof(*secs));
+	if (!secs)
+		return -1;
+	p->secs = secs;
+	section *s = &secs[p->nsecs];
+	memset(s, 0, sizeof(*s));
+	s->level = level;
+	s->heading = strdup(heading);
+	strbuf a = STRBUF_INIT;
+	if (level) {
+		anchor_of(&a, heading);
+		int added = 0;
+		int *count = strmap_put(&st->anchors, strbuf_str(&a), a.len, 0, &added);
+		if (count && !added)
+			strbuf_printf(&a, "-%d", ++*count);
+	}
+	s->anchor = strbuf_detach(&a);
+	p->nsecs++;
+	return s->heading && s->anchor ? 0 : -1;
+}
+
+static void append_text(md_state *st, const char *text, size_t n)
+{
+	if (st->in_heading)
+		strbuf_append(&st->heading, text, n);
+	else
+		strbuf_append(&current_section(st)->body, text, n);
+	if (st->link_depth)
+		strbuf_append(&st->link_text, text, n);
+}
+
+static void separate(md_state *st, char c)
+{
+	strbuf *b = st->in_heading ? &st->heading : &current_section(st)->body;
+	if (b->len && b->buf[b->len - 1] != '\n' && b->buf[b->len - 1] != ' ')
+		strbuf_putc(b, c);
+}
+
+static int md_enter_block(MD_BLOCKTYPE type, void *detail, void *ud)
+{
+	md_state *st = ud;
+	if (type == MD_BLOCK_H) {
+		MD_BLOCK_H_DETAIL *h = detail;
+		if (h->level == 2 || h->level == 3) {
+			st->in_heading = (int)h->level;
+			strbuf_reset(&st->heading);
+		} else
+			separate(st, '\n');
+	}
+	return 0;
+}
+
+static int md_leave_block(MD_BLOCKTYPE type, void *detail, void *ud)
+{
+	md_state *st = ud;
+	(void)detail;
+	if (type == MD_BLOCK_H && st->in_heading) {
+		int level = st->in_heading;
+		st->in_heading = 0;
+		if (add_section(st, level, strbuf_str(&st->heading)))
+			st->oom = 1;
+		return 0;
+	}
+	switch (type) {
+	case MD_BLOCK_P: case MD_BLOCK_LI: case MD_BLOCK_CODE: case MD_BLOCK_H: case MD_BLOCK_QUOTE:
+	case MD_BLOCK_TR: case MD_BLOCK_HTML:
+		separate(st, '\n');
+		break;
+	case MD_BLOCK_TD: case MD_BLOCK_TH:
+		separate(st, ' ');
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int md_enter_span(MD_SPANTYPE type, void *detail, void *ud)
+{
+	md_state *st = ud;
+	if (type != MD_SPAN_A)
+		return 0;
+	MD_SPAN_A_DETAIL *a = detail;
+	st->link_depth++;
+	free(st->link_target);
+	st->link_target = NULL;
+	if (a->href.size > 0 && a->href.text[0] == '/') {
+		size_t n = a->href.size;
+		for (size_t i = 0; i < a->href.size; i++)
+			if (a->href.text[i] == '#' || a->href.text[i] == '?') {
+				n = i;
+				break;
+			}
+		while (n > 1 && a->href.text[n - 1] == '/')
+			n--;
+		st->link_target = xstrndup(a->href.text, n);
+	}
+	strbuf_reset(&st->link_text);
+	return 0;
+}
+
+static int md_leave_span(MD_SPANTYPE type, void *detail, void *ud)
+{
+	md_state *st = ud;
+	(void)detail;
+	if (type != MD_SPAN_A || !st->link_depth)
+		return 0;
+	st->link_depth--;
+	if (!st->link_target)
+		return 0;
+	page *p = st->p;
+	page_link *links = realloc(p->links, (size_t)(p->nlinks + 1) * sizeof(*links));
+	if (!links) {
+		st->oom = 1;
+		return 0;
+	}
+	p->links = links;
+	page_link *l = &links[p->nlinks++];
+	l->target = st->link_target;
+	st->link_target = NULL;
+	l->text = strdup(strbuf_str(&st->link_text));
+	char pat[600];
+	snprintf(pat, sizeof(pat), "](%s", l->target);
+	const char *at = strstr(st->body, pat);
+	l->line = st->body_line + (at ? line_of_offset(st->body, (size_t)(at - st->body)) - 1 : 0);
+	return 0;
+}
+
+static int md_text(MD_TEXTTYPE type, const MD_CHAR *text, MD_SIZE size, void *ud)
+{
+	md_state *st = ud;
+	switch (type) {
+	case MD_TEXT_NULLCHAR:
+		return 0;
+	case MD_TEXT_BR:
+	case MD_TEXT_SOFTBR:
+		append_text(st, " ", 1);
+		return 0;
+	case MD_TEXT_ENTITY: {
+		static const struct { const char *ent, *txt; } ents[] = {
+			{ "&amp;", "&" }, { "&lt;", "<" }, { "&gt;", ">" }, { "&quot;", "\"" },
+			{ "&nbsp;", " " }, { "&#39;", "'" }, { "&mdash;", "—" }, { "&ndash;", "–" },
+		};
+		for (size_t i = 0; i < sizeof(ents) / sizeof(ents[0]); i++)
+			if (strlen(ents[i].ent) == size && memcmp(ents[i].ent, text, size) == 0) {
+				append_text(st, ents[i].txt, strlen(ents[i].txt));
+				return 0;
+			}
+		append_text(st, text, size);
+		return 0;
+	}
+	default:
+		/* control bytes never reach the index: they delimit highlights in snippets */
+		for (MD_SIZE i = 0; i < size; i++) {
+			unsigned char c = (unsigned char)text[i];
+			if (c < 0x20 && c != '\n' && c != '\t') {
+				append_text(st, text, i);
+				append_text(st, " ", 1);
+				return md_text(type, text + i + 1, size - i - 1, ud);
+			}
+		}
+		append_text(st, text, size);
+		return 0;
+	}
+}
+
+static int count_words(const char *s)
+{
+	int n = 0, in = 0;
+	for (; *s; s++) {
+		int w = (unsigned char)*s > ' ';
+		if (w && !in)
+			n++;
+		in = w;
+	}
+	return n;
+}
+
+int corpus_parse_body(page *p, const char *body, size_t n, int body_line)
+{
+	md_state st;
+	memset(&st, 0, sizeof(st));
+	st.p = p;
+	st.body = body;
+	st.body_line = body_line;
+	if (add_section(&st, 0, p->title ? p->title : ""))
+		return -1;
+	strbuf_puts(&current_section(&st)->body, p->description ? p->description : "");
+	strbuf_putc(&current_section(&st)->body, '\n');
+	p->lead_len = current_section(&st)->body.len;
+	MD_PARSER parser = { 0, MD_FLAG_TABLES | MD_FLAG_STRIKETHROUGH | MD_FLAG_NOHTML, md_enter_block,
+			     md_leave_block, md_enter_span, md_leave_span, md_text, NULL, NULL };
+	int rc = md_parse(body, (MD_SIZE)n, &parser, &st);
+	strbuf_free(&st.heading);
+	strbuf_free(&st.link_text);
+	free(st.link_target);
+	strmap_free(&st.anchors);
+	if (rc || st.oom)
+		return -1;
+	p->words = 0;
+	for (int i = 0; i < p->nsecs; i++)
+		p->words += (i ? count_words(p->secs[i].heading) : 0) + count_words(strbuf_str(&p->secs[i].body));
+	if (p->description)
+		p->words -= count_words(p->description);
+	return 0;
+}
+
+/**************************************************************************************************
+** Front matter.
+*/
+
+static char *get_string(cJSON *fm, const char *key, bool required, const page *p, diag_list *d)
+{
+	cJSON *v = cJSON_GetObjectItemCaseSensitive(fm, key);
+	if (!v) {
+		if (required)
+			diag_add(d, p->file, 1, DIAG_ERROR, "front matter lacks required field '%s'", key);
+		return NULL;
+	}
+	if (!cJSON_IsString(v) || !v->valuestring[0]) {
+		diag_add(d, p->file, field_line(p->fm_text, key), DIAG_ERROR,
+			 "field '%s' must be a non-empty string", key);
+		return NULL;
+	}
+	return strdup(v->valuestring);
+}
+
+static char **get_strings(cJSON *fm, const char *key, bool required, int *count, const page *p,
+			  diag_list *d)
+{
+	*count = 0;
+	cJSON *v = cJSON_GetObjectItemCaseSensitive(fm, key);
+	if (!v) {
+		if (required)
+			diag_add(d, p->file, 1, DIAG_ERROR, "front matter lacks required field '%s'", key);
+		return NULL;
+	}
+	int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
+	char **out = n > 0 ? calloc((size_t)n, sizeof(char *)) : NULL;
+	cJSON *it;
+	int i = 0, bad = n < 0;
+	cJSON_ArrayForEach(it, (n > 0 ? v : (cJSON *)NULL)) {
+		if (!cJSON_IsString(it) || !it->valuestring[0])
+			bad = 1;
+		else if (out)
+			out[i++] = strdup(it->valuestring);
+	}
+	if (bad)
+		diag_add(d, p->file, field_line(p->fm_text, key), DIAG_ERROR,
+			 "field '%s' must be a list of non-empty strings", key);
+	*count = i;
+	return out;
+}
+
+static void free_strings(char **s, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(s[i]);
+	free(s);
+}
+
+static void check_date(const page *p, diag_list *d)
+{
+	const char *s = p->lastmod;
+	int ok = s && strlen(s) == 10;
+	for (int i = 0; ok && i < 10; i++)
+		ok = (i == 4 || i == 7) ? s[i] == '-' : (s[i] >= '0' && s[i] <= '9');
+	if (s && !ok)
+		diag_add(d, p->file, field_line(p->fm_text, "lastmod"), DIAG_ERROR,
+			 "field 'lastmod' must be a date YYYY-MM-DD, not '%s'", s);
+}
+
+static void parse_guide_sections(page *p, cJSON *fm, diag_list *d)
+{
+	cJSON *v = cJSON_GetObjectItemCaseSensitive(fm, "sections");
+	int line = field_line(p->fm_text, "sections");
+	if (!v) {
+		diag_add(d, p->file, 1, DIAG_ERROR, "guide front matter lacks required field 'sections'");
+		return;
+	}
+	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0) {
+		diag_add(d, p->file, line, DIAG_ERROR, "field 'sections' must be a non-empty list");
+		return;
+	}
+	int n = cJSON_GetArraySize(v);
+	p->gsecs = calloc((size_t)n, sizeof(*p->gsecs));
+	if (!p->gsecs)
+		return;
+	cJSON *it;
+	cJSON_ArrayForEach(it, v) {
+		cJSON *t = cJSON_GetObjectItemCaseSensitive(it, "title");
+		cJSON *steps = cJSON_GetObjectItemCaseSensitive(it, "steps");
+		if (!cJSON_IsObject(it) || !cJSON_IsString(t) || !cJSON_IsArray(steps)) {
+			diag_add(d, p->file, line, DIAG_ERROR,
+				 "guide section %d must be an object with a 'title' string and a 'steps' list",
+				 p->ngsecs + 1);
+			continue;
+		}
+		guide_section *g = &p->gsecs[p->ngsecs++];
+		g->title = strdup(t->valuestring);
+		int ns = cJSON_GetArraySize(steps);
+		g->steps = calloc((size_t)(ns ? ns : 1), sizeof(char *));
+		cJSON *s;
+		cJSON_ArrayForEach(s, steps) {
+			if (!cJSON_IsString(s) || !s->valuestring[0])
+				diag_add(d, p->file, field_line(p->fm_text, "steps"), DIAG_ERROR,
+					 "guide section '%s': steps must be page slugs", g->title);
+			else if (g->steps)
+				g->steps[g->nsteps++] = strdup(s->valuestring);
+		}
+	}
+}
+
+int page_parse(page *p, const char *file, const char *data, size_t n, enum page_type type,
+	       diag_list *d)
+{
+	int errors_before = d->errors;
+	memset(p, 0, sizeof(*p));
+	p->file = strdup(file);
+	p->type = type;
+	if (!p->file)
+		return -1;
+	long bad = utf8_invalid_at((const unsigned char *)data, n);
+	if (bad >= 0) {
+		diag_add(d, file, line_of_offset(data, (size_t)bad), DIAG_ERROR,
+			 "invalid UTF-8 at byte offset %ld", bad);
+		goto fail;
+	}
+	if (n == 0 || data[0] != '{') {
+		diag_add(d, file, 1, DIAG_ERROR, "front matter must start with '{' on the first line");
+		goto fail;
+	}
+	/* the object ends on a line holding only '}' */
+	size_t end = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && data[j] != '\n')
+			j++;
+		size_t k = j;
+		while (k > i && (data[k - 1] == '\r' || data[k - 1] == ' ' || data[k - 1] == '\t'))
+			k--;
+		if (k == i + 1 && data[i] == '}') {
+			end = i + 1;
+			break;
+		}
+		i = j + 1;
+	}
+	if (!end) {
+		diag_add(d, file, 1, DIAG_ERROR, "front matter never ends: no line holding only '}'");
+		goto fail;
+	}
+	p->fm_text = xstrndup(data, end);
+	if (!p->fm_text)
+		goto fail;
+	const char *parse_end = NULL;
+	cJSON *fm = cJSON_ParseWithLengthOpts(data, end, &parse_end, 0);
+	if (!fm) {
+		const char *at = cJSON_GetErrorPtr();
+		size_t off = at && at >= data && at <= data + end ? (size_t)(at - data) : 0;
+		size_t ls = off;
+		while (ls > 0 && data[ls - 1] != '\n')
+			ls--;
+		diag_add(d, file, line_of_offset(data, off), DIAG_ERROR,
+			 "invalid JSON in front matter at column %zu", off - ls + 1);
+		goto fail;
+	}
+	if (!cJSON_IsObject(fm)) {
+		diag_add(d, file, 1, DIAG_ERROR, "front matter is not a JSON object");
+		cJSON_Delete(fm);
+		goto fail;
+	}
+	p->title = get_string(fm, "title", true, p, d);
+	p->description = get_string(fm, "description", true, p, d);
+	p->lastmod = get_string(fm, "lastmod", true, p, d);
+	p->image = get_string(fm, "image", false, p, d);
+	check_date(p, d);
+	cJSON *prio = cJSON_GetObjectItemCaseSensitive(fm, "priority");
+	p->priority = 0.5;
+	if (prio && (!cJSON_IsNumber(prio) || prio->valuedouble < 0 || prio->valuedouble > 1))
+		diag_add(d, file, field_line(p->fm_text, "priority"), DIAG_ERROR,
+			 "field 'priority' must be a number from 0.0 to 1.0");
+	else if (prio)
+		p->priority = prio->valuedouble;
+	p->keywords = get_strings(fm, "keywords", type == PAGE_EXPLAINER, &p->nkeywords, p, d);
+	if (type == PAGE_EXPLAINER) {
+		p->topics = get_strings(fm, "topics", true, &p->ntopics, p, d);
+		if (cJSON_GetObjectItemCaseSensitive(fm, "topics") && p->ntopics == 0)
+			diag_add(d, file, field_line(p->fm_text, "topics"), DIAG_ERROR,
+				 "field 'topics' must name at least one topic");
+	}
+	p->prereqs = get_strings(fm, "prerequisites", false, &p->nprereqs, p, d);
+	if (type == PAGE_GUIDE)
+		parse_guide_sections(p, fm, d);
+	if (type == PAGE_SITE)
+		p->path = get_string(fm, "path", true, p, d);
+	if (p->path && p->path[0] != '/')
+		diag_add(d, file, field_line(p->fm_text, "path"), DIAG_ERROR,
+			 "field 'path' must start with '/'");
+	cJSON_Delete(fm);
+	if (d->errors != errors_before)
+		goto fail;
+
+	size_t body = end;
+	while (body < n && data[body] != '\n')
+		body++;
+	if (body < n)
+		body++;
+	if (corpus_parse_body(p, data + body, n - body, line_of_offset(data, body))) {
+		diag_add(d, file, line_of_offset(data, body), DIAG_ERROR, "cannot parse the Markdown body");
+		goto fail;
+	}
+	return 0;
+
+fail:
+	page_free(p);
+	return -1;
+}
+
+void page_free(page *p)
+{
+	if (!p)
+		return;
+	free(p->file);
+	free(p->path);
+	free(p->title);
+	free(p->description);
+	free(p->lastmod);
+	free(p->image);
+	free_strings(p->keywords, p->nkeywords);
+	free_strings(p->topics, p->ntopics);
+	free_strings(p->prereqs, p->nprereqs);
+	for (int i = 0; i < p->ngsecs; i++) {
+		free(p->gsecs[i].title);
+		free_strings(p->gsecs[i].steps, p->gsecs[i].nsteps);
+	}
+	free(p->gsecs);
+	for (int i = 0; i < p->nsecs; i++) {
+		free(p->secs[i].heading);
+		free(p->secs[i].anchor);
+		strbuf_free(&p->secs[i].body);
+	}
+	free(p->secs);
+	for (int i = 0; i < p->nlinks; i++) {
+		free(p->links[i].target);
+		free(p->links[i].text);
+	}
+	free(p->links);
+	free(p->fm_text);
+	memset(p, 0, sizeof(*p));
+}
+
+/**************************************************************************************************
+** The corpus directory.
+*/
+
+static void digest_bytes(corpus *c, const char *s, size_t n)
+{
+	unsigned long long h = c->digest ? c->digest : 1469598103934665603ULL;
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	c->digest = h;
+	c->bytes += n;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static page *add_page(corpus *c)
+{
+	if (c->npages == c->cappages) {
+		int cap = c->cappages ? c->cappages * 2 : 256;
+		page *pg = realloc(c->pages, (size_t)cap * sizeof(*pg));
+		if (!pg)
+			return NULL;
+		c->pages = pg;
+		c->cappages = cap;
+	}
+	return &c->pages[c->npages];
+}
+
+/* Registers the page just parsed into c->pages[c->npages]. */
+static void commit_page(corpus *c, diag_list *d)
+{
+	page *p = &c->pages[c->npages];
+	int added = 0;
+	int *idx = strmap_put(&c->page_index, p->path, strlen(p->path), c->npages, &added);
+	if (!idx)
+		return;
+	if (!added) {
+		diag_add(d, p->file, 1, DIAG_ERROR, "duplicate path %s (also %s)", p->path,
+			 c->pages[*idx].file);
+		page_free(p);
+		return;
+	}
+	c->npages++;
+}
+
+static void load_pages(corpus *c, const char *sub, enum page_type type, diag_list *d)
+{
+	char dirpath[4096];
+	snprintf(dirpath, sizeof(dirpath), "%s/%s", c->dir, sub);
+	DIR *dir = opendir(dirpath);
+	if (!dir) {
+		if (errno != ENOENT || type != PAGE_SITE)
+			diag_add(d, dirpath, 0, DIAG_ERROR, "cannot open directory: %s", strerror(errno));
+		return;
+	}
+	char **names = NULL;
+	int n = 0, cap = 0;
+	struct dirent *de;
+	while ((de = readdir(dir))) {
+		size_t len = strlen(de->d_name);
+		if (len < 4 || strcmp(de->d_name + len - 3, ".md") != 0 || de->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			char **nn = realloc(names, (size_t)cap * sizeof(char *));
+			if (!nn)
+				break;
+			names = nn;
+		}
+		names[n++] = strdup(de->d_name);
+	}
+	closedir(dir);
+	qsort(names, (size_t)n, sizeof(char *), cmp_str);
+	for (int i = 0; i < n; i++) {
+		char file[8192];
+		snprintf(file, sizeof(file), "%s/%s", dirpath, names[i]);
+		char *data;
+		size_t len;
+		if (read_file(file, &data, &len)) {
+			diag_add(d, file, 0, DIAG_ERROR, "cannot read file: %s", strerror(errno));
+			free(names[i]);
+			continue;
+		}
+		digest_bytes(c, names[i], strlen(names[i]));
+		digest_bytes(c, data, len);
+		page *p = add_page(c);
+		if (p && page_parse(p, file, data, len, type, d) == 0) {
+			if (type != PAGE_SITE) {
+				size_t sl = strlen(names[i]) - 3;
+				p->path = malloc(sl + 2);
+				if (p->path) {
+					p->path[0] = '/';
+					memcpy(p->path + 1, names[i], sl);
+					p->path[sl + 1] = '\0';
+				}
+			}
+			if (p->path)
+				commit_page(c, d);
+			else
+				page_free(p);
+		}
+		free(data);
+		free(names[i]);
+	}
+	free(names);
+}
+
+static void json_error(diag_list *d, const char *file, const char *data)
+{
+	const char *at = cJSON_GetErrorPtr();
+	size_t off = at && at >= data ? (size_t)(at - data) : 0;
+	if (off > strlen(data))
+		off = 0;
+	size_t ls = off;
+	while (ls > 0 && data[ls - 1] != '\n')
+		ls--;
+	diag_add(d, file, line_of_offset(data, off), DIAG_ERROR, "invalid JSON at column %zu",
+		 off - ls + 1);
+}
+
+static int line_of_string(const char *data, const char *needle)
+{
+	char pat[512];
+	snprintf(pat, sizeof(pat), "\"%s\"", needle);
+	const char *p = strstr(data, pat);
+	return p ? line_of_offset(data, (size_t)(p - data)) : 1;
+}
+
+static void load_topic_nodes(corpus *c, cJSON *arr, const char *parent, const char *file,
+			     const char *data, diag_list *d)
+{
+	cJSON *it;
+	cJSON_ArrayForEach(it, arr) {
+		cJSON *path = cJSON_GetObjectItemCaseSensitive(it, "path");
+		cJSON *title = cJSON_GetObjectItemCaseSensitive(it, "title");
+		cJSON *desc = cJSON_GetObjectItemCaseSensitive(it, "description");
+		cJSON *kids = cJSON_GetObjectItemCaseSensitive(it, "children");
+		if (!cJSON_IsString(path) || !cJSON_IsString(title) || !cJSON_IsString(desc)) {
+			diag_add(d, file, cJSON_IsString(path) ? line_of_string(data, path->valuestring) : 1,
+				 DIAG_ERROR, "topic needs string fields 'path', 'title' and 'description'");
+			continue;
+		}
+		const char *pp = path->valuestring;
+		int line = line_of_string(data, pp);
+		size_t plen = parent ? strlen(parent) : 0;
+		if (parent && (strncmp(pp, parent, plen) != 0 || pp[plen] != '/' || strchr(pp + plen + 1, '/'))) {
+			diag_add(d, file, line, DIAG_ERROR, "topic '%s' is not a direct child of '%s'", pp, parent);
+			continue;
+		}
+		if (!parent && strchr(pp, '/')) {
+			diag_add(d, file, line, DIAG_ERROR, "top-level topic '%s' must not contain '/'", pp);
+			continue;
+		}
+		int added = 0;
+		int *idx = strmap_put(&c->topic_index, pp, strlen(pp), c->ntopics, &added);
+		if (!idx)
+			return;
+		if (!added) {
+			diag_add(d, file, line, DIAG_ERROR, "duplicate topic '%s'", pp);
+			continue;
+		}
+		if (c->ntopics == c->captopics) {
+			int cap = c->captopics ? c->captopics * 2 : 64;
+			topic *t = realloc(c->topics, (size_t)cap * sizeof(*t));
+			if (!t)
+				return;
+			c->topics = t;
+			c->captopics = cap;
+		}
+		topic *t = &c->topics[c->ntopics++];
+		t->path = strdup(pp);
+		t->parent = parent ? strdup(parent) : NULL;
+		t->title = strdup(title->valuestring);
+		t->description = strdup(desc->valuestring);
+		t->ord = c->ntopics;
+		t->line = line;
+		if (kids && !cJSON_IsArray(kids))
+			diag_add(d, file, line, DIAG_ERROR, "topic '%s': 'children' must be a list", pp);
+		else if (kids)
+			load_topic_nodes(c, kids, t->path, file, data, d);
+	}
+}
+
+static void load_topics(corpus *c, diag_list *d)
+{
+	char file[4096];
+	snprintf(file, sizeof(file), "%s/topics.json", c->dir);
+	char *data;
+	size_t n;
+	if (read_file(file, &data, &n)) {
+		diag_add(d, file, 0, DIAG_ERROR, "cannot read file: %s", strerror(errno));
+		return;
+	}
+	digest_bytes(c, data, n);
+	cJSON *root = cJSON_ParseWithLength(data, n);
+	cJSON *arr = root ? cJSON_GetObjectItemCaseSensitive(root, "topics") : NULL;
+	if (!root)
+		json_error(d, file, data);
+	else if (!cJSON_IsArray(arr))
+		diag_add(d, file, 1, DIAG_ERROR, "expected an object with a 'topics' list");
+	else
+		load_topic_nodes(c, arr, NULL, file, data, d);
+	cJSON_Delete(root);
+	free(data);
+}
+
+static void load_synonyms(corpus *c, diag_list *d)
+{
+	char file[4096];
+	snprintf(file, sizeof(file), "%s/synonyms.json", c->dir);
+	char *data;
+	size_t n;
+	if (read_file(file, &data, &n)) {
+		if (errno != ENOENT)
+			diag_add(d, file, 0, DIAG_ERROR, "cannot read file: %s", strerror(errno));
+		return;
+	}
+	digest_bytes(c, data, n);
+	cJSON *root = cJSON_ParseWithLength(data, n);
+	cJSON *groups = root ? cJSON_GetObjectItemCaseSensitive(root, "groups") : NULL;
+	if (!root)
+		json_error(d, file, data);
+	else if (!cJSON_IsArray(groups))
+		diag_add(d, file, 1, DIAG_ERROR, "expected an object with a 'groups' list");
+	else {
+		int ng = cJSON_GetArraySize(groups);
+		c->syn_groups = calloc((size_t)ng + 1, sizeof(char **));
+		cJSON *g;
+		int gi = 0;
+		cJSON_ArrayForEach(g, groups) {
+			gi++;
+			cJSON *terms = cJSON_GetObjectItemCaseSensitive(g, "terms");
+			int nt = cJSON_IsArray(terms) ? cJSON_GetArraySize(terms) : 0;
+			if (nt < 2) {
+				diag_add(d, file, 1, DIAG_ERROR, "synonym group %d needs a 'terms' list of two or more", gi);
+				continue;
+			}
+			char **out = calloc((size_t)nt + 1, sizeof(char *));
+			if (!out || !c->syn_groups)
+				break;
+			int k = 0;
+			cJSON *t;
+			cJSON_ArrayForEach(t, terms) {
+				if (!cJSON_IsString(t) || !t->valuestring[0]) {
+					diag_add(d, file, 1, DIAG_ERROR, "synonym group %d: terms must be non-empty strings", gi);
+					continue;
+				}
+				char *s = strdup(t->valuestring);
+				for (char *q = s; q && *q; q++)
+					if (*q >= 'A' && *q <= 'Z')
+						*q = (char)(*q + 32);
+				out[k++] = s;
+			}
+			c->syn_groups[c->nsyn++] = out;
+		}
+	}
+	cJSON_Delete(root);
+	free(data);
+}
+
+/* Sitemap: <url><loc/><lastmod/><priority/><image:image><image:loc/></image:image></url> */
+typedef struct sm_state {
+	corpus *c;
+	XML_Parser parser;
+	strbuf text;
+	sitemap_entry cur;
+	int in_url;
+} sm_state;
+
+static const char *local_name(const char *n)
+{
+	const char *sep = strrchr(n, '|');
+	return sep ? sep + 1 : n;
+}
+
+static void XMLCALL sm_start(void *ud, const XML_Char *name, const XML_Char **attrs)
+{
+	sm_state *st = ud;
+	(void)attrs;
+	strbuf_reset(&st->text);
+	if (strcmp(local_name(name), "url") == 0) {
+		memset(&st->cur, 0, sizeof(st->cur));
+		st->cur.line = (int)XML_GetCurrentLineNumber(st->parser);
+		st->in_url = 1;
+	}
+}
+
+static void XMLCALL sm_end(void *ud, const XML_Char *name)
+{
+	sm_state *st = ud;
+	const char *ln = local_name(name);
+	int image = strstr(name, "image") != NULL && strcmp(ln, "loc") == 0;
+	char **slot = NULL;
+	if (!st->in_url)
+		return;
+	if (image)
+		slot = &st->cur.image;
+	else if (strcmp(ln, "loc") == 0)
+		slot = &st->cur.loc;
+	else if (strcmp(ln, "lastmod") == 0)
+		slot = &st->cur.lastmod;
+	else if (strcmp(ln, "priority") == 0)
+		slot = &st->cur.priority;
+	if (slot && !*slot)
+		*slot = strdup(strbuf_str(&st->text));
+	if (strcmp(ln, "url") == 0) {
+		corpus *c = st->c;
+		st->in_url = 0;
+		if (c->nsitemap == c->capsitemap) {
+			int cap = c->capsitemap ? c->capsitemap * 2 : 256;
+			sitemap_entry *e = realloc(c->sitemap, (size_t)cap * sizeof(*e));
+			if (!e)
+				return;
+			c->sitemap = e;
+			c->capsitemap = cap;
+		}
+		c->sitemap[c->nsitemap++] = st->cur;
+		memset(&st->cur, 0, sizeof(st->cur));
+	}
+	strbuf_reset(&st->text);
+}
+
+static void XMLCALL sm_text(void *ud, const XML_Char *s, int len)
+{
+	sm_state *st = ud;
+	strbuf_append(&st->text, s, (size_t)len);
+}
+
+static void load_sitemap(corpus *c, diag_list *d, bool strict)
+{
+	char file[4096];
+	snprintf(file, sizeof(file), "%s/sitemap.xml", c->dir);
+	char *data;
+	size_t n;
+	if (read_file(file, &data, &n)) {
+		diag_add(d, file, 0, strict ? DIAG_ERROR : DIAG_WARNING, "cannot read sitemap: %s",
+			 strerror(errno));
+		return;
+	}
+	sm_state st;
+	memset(&st, 0, sizeof(st));
+	st.c = c;
+	st.parser = XML_ParserCreateNS(NULL, '|');
+	if (!st.parser) {
+		free(data);
+		return;
+	}
+	XML_SetUserData(st.parser, &st);
+	XML_SetElementHandler(st.parser, sm_start, sm_end);
+	XML_SetCharacterDataHandler(st.parser, sm_text);
+	if (XML_Parse(st.parser, data, (int)n, 1) == XML_STATUS_ERROR)
+		diag_add(d, file, (int)XML_GetCurrentLineNumber(st.parser), DIAG_ERROR, "invalid XML: %s",
+			 XML_ErrorString(XML_GetErrorCode(st.parser)));
+	else
+		c->have_sitemap = true;
+	XML_ParserFree(st.parser);
+	strbuf_free(&st.text);
+	free(st.cur.loc);
+	free(st.cur.lastmod);
+	free(st.cur.priority);
+	free(st.cur.image);
+	free(data);
+	for (int i = 0; i < c->nsitemap; i++) {
+		sitemap_entry *e = &c->sitemap[i];
+		const char *loc = e->loc ? e->loc : "";
+		const char *p = strstr(loc, "://");
+		p = p ? strchr(p + 3, '/') : NULL;
+		if (!e->loc || !p) {
+			diag_add(d, file, e->line, DIAG_ERROR, "<url> without an absolute <loc>");
+			continue;
+		}
+		e->path = strdup(p);
+		if (!c->site_url)
+			c->site_url = xstrndup(loc, (size_t)(p - loc));
+	}
+}
+
+/**************************************************************************************************
+** Cross-checks.
+*/
+
+static int find_page(const corpus *c, const char *path)
+{
+	int *i = strmap_get(&c->page_index, path);
+	return i ? *i : -1;
+}
+
+static void check_references(corpus *c, bool strict, diag_list *d)
+{
+	char path[1024];
+	for (int i = 0; i < c->npages; i++) {
+		page *p = &c->pages[i];
+		for (int k = 0; k < p->ntopics; k++) {
+			int *t = strmap_get(&c->topic_index, p->topics[k]);
+			if (!t)
+				diag_add(d, p->file, field_line(p->fm_text, "topics"), DIAG_ERROR,
+					 "unknown topic '%s'", p->topics[k]);
+		}
+		for (int k = 0; k < p->nprereqs; k++) {
+			snprintf(path, sizeof(path), "/%s", p->prereqs[k]);
+			if (find_page(c, path) < 0)
+				diag_add(d, p->file, field_line(p->fm_text, "prerequisites"), DIAG_ERROR,
+					 "prerequisite '%s' is not a page", p->prereqs[k]);
+		}
+		for (int g = 0; g < p->ngsecs; g++)
+			for (int k = 0; k < p->gsecs[g].nsteps; k++) {
+				snprintf(path, sizeof(path), "/%s", p->gsecs[g].steps[k]);
+				if (find_page(c, path) < 0)
+					diag_add(d, p->file, line_of_string(p->fm_text, p->gsecs[g].steps[k]),
+						 DIAG_ERROR, "guide step '%s' is not a page", p->gsecs[g].steps[k]);
+			}
+		for (int k = 0; k < p->nlinks; k++) {
+			const char *t = p->links[k].target;
+			if (find_page(c, t) < 0 && !(strncmp(t, "/t/", 3) == 0 && strmap_get(&c->topic_index, t + 3)))
+				diag_add(d, p->file, p->links[k].line, strict ? DIAG_ERROR : DIAG_WARNING,
+					 "link to missing page %s", t);
+		}
+	}
+}
+
+static void check_sitemap(corpus *c, bool strict, diag_list *d)
+{
+	if (!c->have_sitemap)
+		return;
+	char file[4096];
+	snprintf(file, sizeof(file), "%s/sitemap.xml", c->dir);
+	enum diag_severity sev = strict ? DIAG_ERROR : DIAG_WARNING;
+	strmap seen = STRMAP_INIT;
+	for (int i = 0; i < c->nsitemap; i++) {
+		const sitemap_entry *e = &c->sitemap[i];
+		if (!e->path)
+			continue;
+		strmap_put(&seen, e->path, strlen(e->path), i, NULL);
+		int pi = find_page(c, e->path);
+		if (pi < 0) {
+			diag_add(d, file, e->line, sev, "sitemap lists %s but the corpus has no such page",
+				 e->path);
+			continue;
+		}
+		const page *p = &c->pages[pi];
+		if (e->lastmod && p->lastmod && strcmp(e->lastmod, p->lastmod) != 0)
+			diag_add(d, p->file, field_line(p->fm_text, "lastmod"), sev,
+				 "lastmod %s differs from the sitemap's %s", p->lastmod, e->lastmod);
+	}
+	for (int i = 0; i < c->npages; i++)
+		if (!strmap_get(&seen, c->pages[i].path))
+			diag_add(d, c->pages[i].file, c->pages[i].type == PAGE_TOPIC ? c->pages[i].nsecs : 1,
+				 sev, "page %s is not in sitemap.xml", c->pages[i].path);
+	strmap_free(&seen);
+}
+
+/* Topic pages (/t/<path>) are pages too: their text is the topic's title, description, subtopics
+ * and member explainers, and they link to those members. */
+static int topic_has_member(const corpus *c, const page *p, const char *tpath)
+{
+	size_t n = strlen(tpath);
+	(void)c;
+	for (int k = 0; k < p->ntopics; k++)
+		if (strncmp(p->topics[k], tpath, n) == 0 && (p->topics[k][n] == '\0' || p->topics[k][n] == '/'))
+			return 1;
+	return 0;
+}
+
+static void add_topic_pages(corpus *c, diag_list *d)
+{
+	char tfile[4096];
+	snprintf(tfile, sizeof(tfile), "%s/topics.json", c->dir);
+	int nexplainers = c->npages;
+	for (int ti = 0; ti < c->ntopics; ti++) {
+		const topic *t = &c->topics[ti];
+		page *p = add_page(c);
+		if (!p)
+			return;
+		memset(p, 0, sizeof(*p));
+		p->type = PAGE_TOPIC;
+		p->file = strdup(tfile);
+		strbuf s = STRBUF_INIT;
+		strbuf_printf(&s, "/t/%s", t->path);
+		p->path = strbuf_detach(&s);
+		/* title: the chain of titles from the top ("Systems ▸ Caching") */
+		const topic *chain[16];
+		int depth = 0;
+		for (const topic *u = t; u && depth < 16;) {
+			chain[depth++] = u;
+			int *pi = u->parent ? strmap_get(&c->topic_index, u->parent) : NULL;
+			u = pi ? &c->topics[*pi] : NULL;
+		}
+		for (int k = depth - 1; k >= 0; k--)
+			strbuf_printf(&s, "%s%s", chain[k]->title, k ? " ▸ " : "");
+		p->title = strbuf_detach(&s);
+		p->description = strdup(t->description);
+		p->lastmod = NULL;
+		p->priority = 0.5;
+		for (int i = 0; i < c->nsitemap; i++)
+			if (c->sitemap[i].path && strcmp(c->sitemap[i].path, p->path) == 0) {
+				p->lastmod = c->sitemap[i].lastmod ? strdup(c->sitemap[i].lastmod) : NULL;
+				p->image = c->sitemap[i].image ? strdup(c->sitemap[i].image) : NULL;
+				p->priority = c->sitemap[i].priority ? atof(c->sitemap[i].priority) : 0.5;
+			}
+		if (!p->lastmod)
+			p->lastmod = strdup("");
+		p->keywords = calloc(1, sizeof(char *));
+		if (p->keywords) {
+			p->keywords[0] = strdup(t->title);
+			p->nkeywords = 1;
+		}
+		p->topics = calloc(1, sizeof(char *));
+		if (p->topics) {
+			p->topics[0] = strdup(t->path);
+			p->ntopics = 1;
+		}
+		/* body: subtopics, then member explainers, as Markdown so links become edges */
+		strbuf md = STRBUF_INIT;
+		int nsub = 0;
+		for (int k = 0; k < c->ntopics; k++)
+			if (c->topics[k].parent && strcmp(c->topics[k].parent, t->path) == 0)
+				strbuf_printf(&md, "%s- [%s](/t/%s): %s\n", nsub++ ? "" : "## Topics\n\n",
+					      c->topics[k].title, c->topics[k].path, c->topics[k].description);
+		int nmem = 0;
+		for (int k = 0; k < nexplainers; k++) {
+			const page *m = &c->pages[k];
+			if (m->type == PAGE_EXPLAINER && topic_has_member(c, m, t->path))
+				strbuf_printf(&md, "%s- [%s](%s)\n", nmem++ ? "" : "\n## Explainers\n\n", m->title,
+					      m->path);
+		}
+		char *md_text = strbuf_detach(&md);
+		if (!md_text || corpus_parse_body(p, md_text, strlen(md_text), t->line))
+			diag_add(d, tfile, t->line, DIAG_ERROR, "cannot build the topic page %s", p->path);
+		free(md_text);
+		int added = 0;
+		int *idx = strmap_put(&c->page_index, p->path, strlen(p->path), c->npages, &added);
+		if (idx && added)
+			c->npages++;
+		else
+			page_free(p);
+	}
+}
+
+int corpus_load(corpus *c, const char *dir, bool strict, diag_list *d)
+{
+	memset(c, 0, sizeof(*c));
+	struct stat sb;
+	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+		diag_add(d, dir, 0, DIAG_ERROR, "corpus directory not found or not a directory");
+		return -1;
+	}
+	c->dir = strdup(dir);
+	load_topics(c, d);
+	load_synonyms(c, d);
+	load_pages(c, "explainers", PAGE_EXPLAINER, d);
+	load_pages(c, "guides", PAGE_GUIDE, d);
+	load_pages(c, "pages", PAGE_SITE, d);
+	load_sitemap(c, d, strict);
+	add_topic_pages(c, d);
+	check_references(c, strict, d);
+	check_sitemap(c, strict, d);
+	if (!c->site_url)
+		c->site_url = strdup("");
+	return 0;
+}
+
+void corpus_free(corpus *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->npages; i++)
+		page_free(&c->pages[i]);
+	free(c->pages);
+	strmap_free(&c->page_index);
+	for (int i = 0; i < c->ntopics; i++) {
+		free(c->topics[i].path);
+		free(c->topics[i].parent);
+		free(c->topics[i].title);
+		free(c->topics[i].description);
+	}
+	free(c->topics);
+	strmap_free(&c->topic_index);
+	for (int i = 0; i < c->nsyn; i++) {
+		for (char **t = c->syn_groups[i]; *t; t++)
+			free(*t);
+		free(c->syn_groups[i]);
+	}
+	free(c->syn_groups);
+	for (int i = 0; i < c->nsitemap; i++) {
+		free(c->sitemap[i].path);
+		free(c->sitemap[i].loc);
+		free(c->sitemap[i].lastmod);
+		free(c->sitemap[i].priority);
+		free(c->sitemap[i].image);
+	}
+	free(c->sitemap);
+	free(c->site_url);
+	free(c->dir);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,127 @@
+/* corpus.h - the corpus in memory: pages with their front matter, sections and links, the
+ * taxonomy, synonyms and the sitemap, plus the diagnostics found while reading them. */
+#ifndef ATLAS_CORPUS_H
+#define ATLAS_CORPUS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "strbuf.h"
+#include "strmap.h"
+
+enum page_type { PAGE_EXPLAINER, PAGE_GUIDE, PAGE_TOPIC, PAGE_SITE };
+extern const char *const page_type_names[]; /* "explainer", "guide", "topic", "page" */
+
+enum diag_severity { DIAG_WARNING, DIAG_ERROR };
+
+typedef struct diag {
+	char *file;
+	int line;
+	enum diag_severity severity;
+	char *msg;
+} diag;
+
+typedef struct diag_list {
+	diag *items;
+	int n, cap;
+	int errors, warnings;
+} diag_list;
+
+/* Records a problem at file:line. Out of memory is counted as an error but not recorded. */
+void diag_add(diag_list *d, const char *file, int line, enum diag_severity sev, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+void diag_list_free(diag_list *d);
+
+typedef struct section {
+	int level;          /* 0 for the lead, 2 or 3 for headings */
+	char *heading;
+	char *anchor;       /* GitHub-style, unique within the page; "" for the lead */
+	strbuf body;
+} section;
+
+typedef struct page_link {
+	char *target;       /* path, without #fragment */
+	char *text;
+	int line;
+} page_link;
+
+typedef struct guide_section {
+	char *title;
+	char **steps;       /* slugs */
+	int nsteps;
+} guide_section;
+
+typedef struct page {
+	char *file;         /* as reported in diagnostics */
+	char *path;
+	enum page_type type;
+	char *title, *description, *lastmod, *image;
+	double priority;
+	char **keywords;
+	int nkeywords;
+	char **topics;
+	int ntopics;
+	char **prereqs;
+	int nprereqs;
+	guide_section *gsecs;
+	int ngsecs;
+	section *secs;
+	int nsecs;
+	page_link *links;
+	int nlinks;
+	int words;
+	size_t lead_len;    /* bytes of secs[0].body taken by the description and its newline */
+	char *fm_text;      /* front matter text, for locating fields in messages */
+} page;
+
+typedef struct topic {
+	char *path, *parent, *title, *description;
+	int ord;
+	int line;
+} topic;
+
+typedef struct sitemap_entry {
+	char *path, *loc, *lastmod, *priority, *image;
+	int line;
+} sitemap_entry;
+
+typedef struct corpus {
+	char *dir;
+	page *pages;
+	int npages, cappages;
+	strmap page_index;      /* path -> index in pages */
+	topic *topics;
+	int ntopics, captopics;
+	strmap topic_index;     /* path -> index in topics */
+	char ***syn_groups;     /* each a NULL-terminated array of lowercase terms */
+	int nsyn;
+	sitemap_entry *sitemap;
+	int nsitemap, capsitemap;
+	bool have_sitemap;
+	char *site_url;         /* origin of the sitemap's locs, e.g. https://explainers.rudrite.com */
+	unsigned long long digest;
+	size_t bytes;           /* total bytes of corpus files read */
+} corpus;
+
+/* Parses one page file held in data[0..n) (front matter + Markdown) as a page of the given type.
+ * file names it in diagnostics. On success fills *out (free with page_free) and returns 0; on any
+ * error returns -1 with every problem found recorded in d and *out left empty. */
+int page_parse(page *out, const char *file, const char *data, size_t n, enum page_type type,
+	       diag_list *d);
+void page_free(page *p);
+
+/* Extracts sections (lead, then one per ##/### heading), plain text and links from a Markdown
+ * body into p, whose title and description must be set. body_line is the file line of body[0].
+ * Returns 0, or -1 when out of memory or md4c fails. */
+int corpus_parse_body(page *p, const char *body, size_t n, int body_line);
+
+/* Reads the whole corpus under dir, validating everything it can; problems go to d. strict turns
+ * link and sitemap warnings into errors. Returns 0 when it could read the corpus (check d->errors
+ * for validity) or -1 when dir itself is unusable. */
+int corpus_load(corpus *c, const char *dir, bool strict, diag_list *d);
+void corpus_free(corpus *c);
+
+/* Writes the GitHub-style anchor of heading into out (lowercase, punctuation dropped, spaces to '-'). */
+void anchor_of(strbuf *out, const char *heading);
+
+#endif

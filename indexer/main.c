@@ -1,0 +1,121 @@
+/* main.c - atlas-index: validates a corpus and builds atlas.db from it, atomically. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "build.h"
+#include "corpus.h"
+
+#ifndef ATLAS_VERSION
+#define ATLAS_VERSION "0"
+#endif
+
+static const char usage[] =
+	"usage: atlas-index --corpus DIR --out FILE [--check] [--strict] [--quiet]\n"
+	"\n"
+	"Validates the corpus in DIR and builds the search index FILE from it. The index is written\n"
+	"to a temporary file beside FILE and renamed over it only when complete and checked, so a\n"
+	"failed build leaves the previous index untouched.\n"
+	"\n"
+	"  --corpus DIR   corpus directory (explainers/, guides/, pages/, topics.json, ...)\n"
+	"  --out FILE     index to write\n"
+	"  --check        validate only; write nothing\n"
+	"  --strict       treat warnings (broken links, sitemap differences) as errors\n"
+	"  --quiet        print problems only, no summary\n"
+	"  --help         show this help\n"
+	"  --version      show the version\n"
+	"\n"
+	"Exit status: 0 built (or valid), 1 corpus or I/O error, 2 usage error.\n";
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void print_diags(const diag_list *d)
+{
+	for (int i = 0; i < d->n; i++)
+		fprintf(stderr, "%s:%d: %s: %s\n", d->items[i].file, d->items[i].line,
+			d->items[i].severity == DIAG_ERROR ? "error" : "warning", d->items[i].msg);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = NULL, *out = NULL;
+	int check = 0, strict = 0, quiet = 0;
+	static const struct option opts[] = {
+		{ "corpus", required_argument, NULL, 'c' }, { "out", required_argument, NULL, 'o' },
+		{ "check", no_argument, NULL, 'k' },        { "strict", no_argument, NULL, 's' },
+		{ "quiet", no_argument, NULL, 'q' },        { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
+	};
+	int ch;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': dir = optarg; break;
+		case 'o': out = optarg; break;
+		case 'k': check = 1; break;
+		case 's': strict = 1; break;
+		case 'q': quiet = 1; break;
+		case 'h': fputs(usage, stdout); return 0;
+		case 'V': printf("atlas-index %s\n", ATLAS_VERSION); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "atlas-index: unexpected argument '%s'\n%s", argv[optind], usage);
+		return 2;
+	}
+	if (!dir || (!out && !check)) {
+		fprintf(stderr, "atlas-index: --corpus and --out are required (--out may be left out with --check)\n%s", usage);
+		return 2;
+	}
+	double t0 = now_ms();
+	diag_list d = { 0 };
+	corpus c;
+	corpus_load(&c, dir, strict, &d);
+	print_diags(&d);
+	int status = 0;
+	if (d.errors) {
+		fprintf(stderr, "atlas-index: %d error%s, %d warning%s; %s\n", d.errors, d.errors == 1 ? "" : "s",
+			d.warnings, d.warnings == 1 ? "" : "s",
+			check ? "the corpus is not valid" : "no index written, the previous one is untouched");
+		status = 1;
+		goto done;
+	}
+	if (check) {
+		if (!quiet)
+			printf("corpus %s: valid, %d pages, %d warning%s (%.0f ms)\n", dir, c.npages, d.warnings,
+			       d.warnings == 1 ? "" : "s", now_ms() - t0);
+		goto done;
+	}
+	build_stats st;
+	atlas_error err = { 0, "" };
+	if (index_build(&st, &c, out, &err)) {
+		fprintf(stderr, "atlas-index: %s\natlas-index: build failed; the previous index is untouched\n",
+			err.msg);
+		status = 1;
+		goto done;
+	}
+	if (!quiet) {
+		printf("atlas-index: built %s (build %s)\n", out, st.build_id);
+		printf("  pages       %d  (%d explainers, %d guides, %d topics, %d site pages)\n", c.npages,
+		       st.pages[PAGE_EXPLAINER], st.pages[PAGE_GUIDE], st.pages[PAGE_TOPIC], st.pages[PAGE_SITE]);
+		printf("  sections    %d\n", st.sections);
+		printf("  terms       %d distinct\n", st.terms);
+		printf("  links       %d\n", st.links);
+		printf("  guide steps %d\n", st.guide_steps);
+		printf("  read next   %d candidates\n", st.candidates);
+		printf("  warnings    %d\n", d.warnings);
+		printf("  corpus      %.1f KiB, index %.1f KiB\n", c.bytes / 1024.0, st.index_bytes / 1024.0);
+		printf("  time        %.0f ms\n", now_ms() - t0);
+	}
+done:
+	corpus_free(&c);
+	diag_list_free(&d);
+	return status;
+}

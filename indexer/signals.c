@@ -1,0 +1,632 @@
+/* signals.c - "read next" candidates: guide order, links and prerequisites, shared topics,
+ * more-like-this over tf-idf vectors, and personalized PageRank over the page graph. */
+#include "signals.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer.h"
+#include "stopwords.h"
+#include "strbuf.h"
+#include "strmap.h"
+
+/* Candidates kept per page for the signals that could otherwise grow with the corpus. */
+#define TOPIC_MATES_MAX 12
+#define SIMILAR_MAX 12
+#define GRAPH_MAX 10
+#define MLT_TERMS 30          /* terms of each page's vector used to find similar pages */
+#define PPR_ALPHA 0.15        /* restart probability */
+#define PPR_EPSILON 1e-4      /* push threshold, relative to out-degree */
+
+/**************************************************************************************************
+** Output rows.
+*/
+
+typedef struct out_ctx {
+	sqlite3 *db;
+	sqlite3_stmt *ins;
+	atlas_error *err;
+	int count;
+	int rc;
+} out_ctx;
+
+static void emit(out_ctx *o, int src, int dst, const char *signal, double weight, const char *detail)
+{
+	if (o->rc || src == dst || !src || !dst)
+		return;
+	sqlite3_bind_int(o->ins, 1, src);
+	sqlite3_bind_int(o->ins, 2, dst);
+	sqlite3_bind_text(o->ins, 3, signal, -1, SQLITE_STATIC);
+	sqlite3_bind_double(o->ins, 4, weight);
+	sqlite3_bind_text(o->ins, 5, detail ? detail : "", -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(o->ins) != SQLITE_DONE)
+		o->rc = atlas_error_set(o->err, ATLAS_ESQL, "insert read-next candidate: %s",
+					sqlite3_errmsg(o->db));
+	sqlite3_reset(o->ins);
+	o->count++;
+}
+
+static int page_of(const corpus *c, const char *path)
+{
+	int *i = strmap_get(&c->page_index, path);
+	return i ? *i : -1;
+}
+
+/**************************************************************************************************
+** Guides, links, prerequisites, topics.
+*/
+
+static void graph_signals(out_ctx *o, const corpus *c, const int *id_of)
+{
+	char path[1100], detail[1200];
+	for (int gi = 0; gi < c->npages; gi++) {
+		const page *g = &c->pages[gi];
+		if (g->type != PAGE_GUIDE)
+			continue;
+		int prev = -1, step = 0;
+		for (int s = 0; s < g->ngsecs; s++)
+			for (int k = 0; k < g->gsecs[s].nsteps; k++) {
+				snprintf(path, sizeof(path), "/%s", g->gsecs[s].steps[k]);
+				int cur = page_of(c, path);
+				if (cur < 0)
+					continue;
+				step++;
+				if (step == 1) {
+					snprintf(detail, sizeof(detail), "%d|1|%s", id_of[gi], g->title);
+					emit(o, id_of[gi], id_of[cur], SIG_GUIDE_START, 1.0, detail);
+				}
+				if (prev >= 0) {
+					snprintf(detail, sizeof(detail), "%d|%d|%s", id_of[gi], step, g->title);
+					emit(o, id_of[prev], id_of[cur], SIG_GUIDE_NEXT, 1.0, detail);
+					snprintf(detail, sizeof(detail), "%d|%d|%s", id_of[gi], step - 1, g->title);
+					emit(o, id_of[cur], id_of[prev], SIG_GUIDE_PREV, 1.0, detail);
+				}
+				prev = cur;
+			}
+	}
+	for (int pi = 0; pi < c->npages; pi++) {
+		const page *p = &c->pages[pi];
+		for (int k = 0; k < p->nlinks; k++) {
+			int t = page_of(c, p->links[k].target);
+			if (t < 0 || t == pi)
+				continue;
+			int dup = 0;
+			for (int j = 0; j < k; j++)
+				dup |= strcmp(p->links[j].target, p->links[k].target) == 0;
+			if (dup)
+				continue;
+			emit(o, id_of[pi], id_of[t], SIG_LINK_OUT, 1.0, p->links[k].text);
+			if (p->type != PAGE_TOPIC && p->type != PAGE_SITE)
+				emit(o, id_of[t], id_of[pi], SIG_LINK_IN, 1.0, "");
+		}
+		for (int k = 0; k < p->nprereqs; k++) {
+			snprintf(path, sizeof(path), "/%s", p->prereqs[k]);
+			int t = page_of(c, path);
+			if (t < 0)
+				continue;
+			emit(o, id_of[pi], id_of[t], SIG_PREREQ, 1.0, "");
+			emit(o, id_of[t], id_of[pi], SIG_BUILDS_ON, 1.0, "");
+		}
+	}
+}
+
+/* Topic mates: explainers sharing a topic, at most TOPIC_MATES_MAX per page and topic, preferring
+ * pages with higher priority, then by path, so that the choice is deterministic. */
+static const corpus *g_c;
+static int cmp_priority_path(const void *a, const void *b)
+{
+	const page *x = &g_c->pages[*(const int *)a], *y = &g_c->pages[*(const int *)b];
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static void topic_signals(out_ctx *o, const corpus *c, const int *id_of)
+{
+	int *members = malloc((size_t)(c->npages + 1) * sizeof(int));
+	if (!members)
+		return;
+	for (int ti = 0; ti < c->ntopics && !o->rc; ti++) {
+		const char *tp = c->topics[ti].path;
+		int n = 0;
+		for (int pi = 0; pi < c->npages; pi++) {
+			const page *p = &c->pages[pi];
+			if (p->type != PAGE_EXPLAINER)
+				continue;
+			for (int k = 0; k < p->ntopics; k++)
+				if (strcmp(p->topics[k], tp) == 0)
+					members[n++] = pi;
+		}
+		g_c = c;
+		qsort(members, (size_t)n, sizeof(int), cmp_priority_path);
+		char path[1100];
+		snprintf(path, sizeof(path), "/t/%s", tp);
+		int tpage = page_of(c, path);
+		for (int i = 0; i < n && tpage >= 0; i++)
+			emit(o, id_of[tpage], id_of[members[i]], SIG_TOPIC_START, 1.0 / (1 + i), tp);
+		for (int i = 0; i < n; i++) {
+			/* the pages nearest in the ordered list: a window around each member */
+			int lo = i - TOPIC_MATES_MAX / 2, hi = i + TOPIC_MATES_MAX / 2;
+			if (lo < 0) {
+				hi -= lo;
+				lo = 0;
+			}
+			if (hi >= n) {
+				lo -= hi - n + 1;
+				hi = n - 1;
+			}
+			if (lo < 0)
+				lo = 0;
+			for (int j = lo; j <= hi; j++)
+				emit(o, id_of[members[i]], id_of[members[j]], SIG_TOPIC, 1.0, tp);
+		}
+	}
+	free(members);
+}
+
+/**************************************************************************************************
+** Text: tf-idf vectors and more-like-this.
+*/
+
+typedef struct term_w {
+	int term;
+	float w;
+} term_w;
+
+typedef struct vec_ctx {
+	strmap terms;       /* stem -> term id */
+	strmap surfaces;    /* "stem\1surface" -> count */
+	int *df;
+	int nterms, capterms;
+	float *acc;         /* per-term weight of the page being read */
+	int *touched;
+	int ntouched, captouched;
+	float field_weight;
+	int last_stem;      /* term id of the last stem seen, -1 when none */
+	int last_start, last_end;
+	char last_stem_text[128];
+	int oom;
+} vec_ctx;
+
+static int vec_token(void *ctx, int tflags, const char *tok, int n, int start, int end)
+{
+	vec_ctx *v = ctx;
+	if (tflags & FTS5_TOKEN_COLOCATED) {
+		/* the folded surface form of the last stem: same byte range */
+		if (v->last_stem >= 0 && start == v->last_start && end == v->last_end && n < 100) {
+			char key[256];
+			int kl = snprintf(key, sizeof(key), "%s\1%.*s", v->last_stem_text, n, tok);
+			int *cnt = strmap_put(&v->surfaces, key, (size_t)kl, 0, NULL);
+			if (cnt)
+				++*cnt;
+		}
+		return 0;
+	}
+	v->last_stem = -1;
+	if (n < 2 || n >= 100 || atlas_is_stopword(tok, (size_t)n))
+		return 0;
+	int all_digits = 1;
+	for (int i = 0; i < n; i++)
+		all_digits &= tok[i] >= '0' && tok[i] <= '9';
+	if (all_digits)
+		return 0;
+	int added = 0;
+	int *id = strmap_put(&v->terms, tok, (size_t)n, v->nterms, &added);
+	if (!id) {
+		v->oom = 1;
+		return 1;
+	}
+	if (added) {
+		if (v->nterms == v->capterms) {
+			int cap = v->capterms ? v->capterms * 2 : 8192;
+			int *df = realloc(v->df, (size_t)cap * sizeof(int));
+			float *acc = df ? realloc(v->acc, (size_t)cap * sizeof(float)) : NULL;
+			if (df)
+				v->df = df;
+			if (acc)
+				v->acc = acc;
+			if (!df || !acc) {
+				v->oom = 1;
+				return 1;
+			}
+			v->capterms = cap;
+		}
+		v->df[v->nterms] = 0;
+		v->acc[v->nterms] = 0;
+		v->nterms++;
+	}
+	if (v->acc[*id] == 0) {
+		if (v->ntouched == v->captouched) {
+			int cap = v->captouched ? v->captouched * 2 : 1024;
+			int *t = realloc(v->touched, (size_t)cap * sizeof(int));
+			if (!t) {
+				v->oom = 1;
+				return 1;
+			}
+			v->touched = t;
+			v->captouched = cap;
+		}
+		v->touched[v->ntouched++] = *id;
+	}
+	v->acc[*id] += v->field_weight;
+	v->last_stem = *id;
+	v->last_start = start;
+	v->last_end = end;
+	snprintf(v->last_stem_text, sizeof(v->last_stem_text), "%.*s", n, tok);
+	return 0;
+}
+
+static int cmp_term_w_desc(const void *a, const void *b)
+{
+	float x = ((const term_w *)a)->w, y = ((const term_w *)b)->w;
+	return x > y ? -1 : x < y ? 1 : ((const term_w *)a)->term - ((const term_w *)b)->term;
+}
+
+typedef struct posting {
+	int doc;
+	float w;
+} posting;
+
+typedef struct scored {
+	int doc;
+	float score;
+	int t[3];     /* best contributing terms */
+	float tw[3];
+} scored;
+
+static int cmp_scored_desc(const void *a, const void *b)
+{
+	const scored *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	return x->doc - y->doc;
+}
+
+/* Readable form of a term: its most frequent surface form. Fills best[term] (caller frees). */
+static char **surface_names(vec_ctx *v)
+{
+	char **best = calloc((size_t)v->nterms + 1, sizeof(char *));
+	int *bestn = calloc((size_t)v->nterms + 1, sizeof(int));
+	if (!best || !bestn) {
+		free(best);
+		free(bestn);
+		return NULL;
+	}
+	for (size_t i = 0; i < v->surfaces.cap; i++) {
+		const strmap_entry *e = &v->surfaces.slots[i];
+		if (!e->key)
+			continue;
+		char *sep = strchr(e->key, '\1');
+		int *id = sep ? strmap_getn(&v->terms, e->key, (size_t)(sep - e->key)) : NULL;
+		if (id && e->value > bestn[*id]) {
+			bestn[*id] = e->value;
+			best[*id] = sep + 1;
+		}
+	}
+	for (size_t i = 0; i < v->terms.cap; i++) {
+		const strmap_entry *e = &v->terms.slots[i];
+		if (e->key && !best[e->value])
+			best[e->value] = e->key;
+	}
+	free(bestn);
+	return best;
+}
+
+static void text_signals(out_ctx *o, const corpus *c, const int *id_of, atlas_analyzer *a)
+{
+	int n = c->npages;
+	vec_ctx v;
+	memset(&v, 0, sizeof(v));
+	term_w **vecs = calloc((size_t)n, sizeof(term_w *));
+	int *nvec = calloc((size_t)n, sizeof(int));
+	if (!vecs || !nvec)
+		goto out;
+	/* pass 1: raw weighted term frequencies per page, and document frequencies */
+	for (int pi = 0; pi < n && !v.oom; pi++) {
+		const page *p = &c->pages[pi];
+		v.ntouched = 0;
+		v.field_weight = 3.0f;
+		atlas_analyze(a, FTS5_TOKENIZE_DOCUMENT, p->title, (int)strlen(p->title), vec_token, &v);
+		for (int k = 0; k < p->nkeywords; k++)
+			atlas_analyze(a, FTS5_TOKENIZE_DOCUMENT, p->keywords[k], (int)strlen(p->keywords[k]),
+				      vec_token, &v);
+		for (int s = 0; s < p->nsecs; s++) {
+			v.field_weight = 2.0f;
+			if (s)
+				atlas_analyze(a, FTS5_TOKENIZE_DOCUMENT, p->secs[s].heading,
+					      (int)strlen(p->secs[s].heading), vec_token, &v);
+			v.field_weight = s == 0 ? 1.5f : 1.0f;
+			atlas_analyze(a, FTS5_TOKENIZE_DOCUMENT, strbuf_str(&p->secs[s].body),
+				      (int)p->secs[s].body.len, vec_token, &v);
+		}
+		vecs[pi] = malloc((size_t)(v.ntouched ? v.ntouched : 1) * sizeof(term_w));
+		if (!vecs[pi]) {
+			v.oom = 1;
+			break;
+		}
+		for (int k = 0; k < v.ntouched; k++) {
+			int t = v.touched[k];
+			vecs[pi][k] = (term_w){ t, v.acc[t] };
+			v.acc[t] = 0;
+			v.df[t]++;
+		}
+		nvec[pi] = v.ntouched;
+	}
+	if (v.oom)
+		goto out;
+	/* pass 2: tf-idf, normalized, truncated to the strongest MLT_TERMS terms */
+	for (int pi = 0; pi < n; pi++) {
+		double norm = 0;
+		for (int k = 0; k < nvec[pi]; k++) {
+			term_w *tw = &vecs[pi][k];
+			double idf = log((double)n / v.df[tw->term]);
+			tw->w = (float)((1.0 + log(tw->w)) * idf);
+			norm += (double)tw->w * tw->w;
+		}
+		norm = norm > 0 ? sqrt(norm) : 1;
+		for (int k = 0; k < nvec[pi]; k++)
+			vecs[pi][k].w = (float)(vecs[pi][k].w / norm);
+		qsort(vecs[pi], (size_t)nvec[pi], sizeof(term_w), cmp_term_w_desc);
+		if (nvec[pi] > MLT_TERMS)
+			nvec[pi] = MLT_TERMS;
+	}
+	/* inverted lists over the truncated vectors */
+	int *plen = calloc((size_t)v.nterms + 1, sizeof(int));
+	posting **plist = calloc((size_t)v.nterms + 1, sizeof(posting *));
+	scored *acc = calloc((size_t)n, sizeof(scored));
+	int *hit = malloc((size_t)n * sizeof(int));
+	char **names = surface_names(&v);
+	if (!plen || !plist || !acc || !hit || !names)
+		goto out_lists;
+	for (int pi = 0; pi < n; pi++)
+		for (int k = 0; k < nvec[pi]; k++)
+			plen[vecs[pi][k].term]++;
+	for (int t = 0; t < v.nterms; t++) {
+		plist[t] = malloc((size_t)(plen[t] ? plen[t] : 1) * sizeof(posting));
+		if (!plist[t])
+			goto out_lists;
+		plen[t] = 0;
+	}
+	for (int pi = 0; pi < n; pi++)
+		for (int k = 0; k < nvec[pi]; k++) {
+			int t = vecs[pi][k].term;
+			plist[t][plen[t]++] = (posting){ pi, vecs[pi][k].w };
+		}
+	int max_list = n / 10 > 50 ? n / 10 : 50;
+	for (int pi = 0; pi < n && !o->rc; pi++) {
+		if (c->pages[pi].type == PAGE_SITE)
+			continue;
+		int nhit = 0;
+		for (int k = 0; k < nvec[pi]; k++) {
+			int t = vecs[pi][k].term;
+			if (plen[t] > max_list)
+				continue;
+			for (int j = 0; j < plen[t]; j++) {
+				int d = plist[t][j].doc;
+				if (d == pi || c->pages[d].type == PAGE_SITE)
+					continue;
+				scored *s = &acc[d];
+				if (s->score == 0) {
+					memset(s, 0, sizeof(*s));
+					s->doc = d;
+					s->t[0] = s->t[1] = s->t[2] = -1;
+					hit[nhit++] = d;
+				}
+				float contrib = vecs[pi][k].w * plist[t][j].w;
+				s->score += contrib;
+				for (int r = 0; r < 3; r++)
+					if (s->t[r] < 0 || contrib > s->tw[r]) {
+						for (int q = 2; q > r; q--) {
+							s->t[q] = s->t[q - 1];
+							s->tw[q] = s->tw[q - 1];
+						}
+						s->t[r] = t;
+						s->tw[r] = contrib;
+						break;
+					}
+			}
+		}
+		scored *top = malloc((size_t)(nhit ? nhit : 1) * sizeof(scored));
+		if (!top)
+			break;
+		for (int k = 0; k < nhit; k++) {
+			top[k] = acc[hit[k]];
+			acc[hit[k]].score = 0;
+		}
+		qsort(top, (size_t)nhit, sizeof(scored), cmp_scored_desc);
+		for (int k = 0; k < nhit && k < SIMILAR_MAX; k++) {
+			char detail[512] = "";
+			for (int r = 0; r < 3 && top[k].t[r] >= 0; r++) {
+				size_t l = strlen(detail);
+				snprintf(detail + l, sizeof(detail) - l, "%s%s", r ? ", " : "", names[top[k].t[r]]);
+			}
+			emit(o, id_of[pi], id_of[top[k].doc], SIG_SIMILAR, top[k].score, detail);
+		}
+		free(top);
+	}
+out_lists:
+	for (int t = 0; plist && t < v.nterms; t++)
+		free(plist[t]);
+	free(plist);
+	free(plen);
+	free(acc);
+	free(hit);
+	free(names);
+out:
+	for (int pi = 0; vecs && pi < n; pi++)
+		free(vecs[pi]);
+	free(vecs);
+	free(nvec);
+	strmap_free(&v.terms);
+	strmap_free(&v.surfaces);
+	free(v.df);
+	free(v.acc);
+	free(v.touched);
+	if (v.oom && !o->rc)
+		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory computing similar pages");
+}
+
+/**************************************************************************************************
+** Graph: personalized PageRank by forward push (Andersen, Chung, Lang 2006).
+*/
+
+typedef struct edge {
+	int to;
+	float w;
+} edge;
+
+typedef struct graph {
+	edge **adj;
+	int *deg, *cap;
+	float *wsum;
+	int n;
+} graph;
+
+static void add_edge(graph *g, int a, int b, float w)
+{
+	if (a == b || a < 0 || b < 0)
+		return;
+	for (int k = 0; k < g->deg[a]; k++)
+		if (g->adj[a][k].to == b) {
+			g->adj[a][k].w += w;
+			g->wsum[a] += w;
+			return;
+		}
+	if (g->deg[a] == g->cap[a]) {
+		int cap = g->cap[a] ? g->cap[a] * 2 : 8;
+		edge *e = realloc(g->adj[a], (size_t)cap * sizeof(edge));
+		if (!e)
+			return;
+		g->adj[a] = e;
+		g->cap[a] = cap;
+	}
+	g->adj[a][g->deg[a]++] = (edge){ b, w };
+	g->wsum[a] += w;
+}
+
+static void ppr_signals(out_ctx *o, const corpus *c, const int *id_of)
+{
+	int n = c->npages;
+	graph g = { calloc((size_t)n, sizeof(edge *)), calloc((size_t)n, sizeof(int)),
+		    calloc((size_t)n, sizeof(int)), calloc((size_t)n, sizeof(float)), n };
+	double *p = calloc((size_t)n, sizeof(double)), *r = calloc((size_t)n, sizeof(double));
+	int *queue = malloc((size_t)n * sizeof(int)), *inq = calloc((size_t)n, sizeof(int));
+	int *touched = malloc((size_t)n * sizeof(int)), *was = calloc((size_t)n, sizeof(int));
+	scored *top = malloc((size_t)n * sizeof(scored));
+	char path[1100];
+	if (!g.adj || !g.deg || !g.cap || !g.wsum || !p || !r || !queue || !inq || !touched || !was || !top)
+		goto out;
+	for (int pi = 0; pi < n; pi++) {
+		const page *pg = &c->pages[pi];
+		for (int k = 0; k < pg->nlinks; k++) {
+			int t = page_of(c, pg->links[k].target);
+			add_edge(&g, pi, t, 1.0f);
+			add_edge(&g, t, pi, 0.5f);
+		}
+		for (int k = 0; k < pg->nprereqs; k++) {
+			snprintf(path, sizeof(path), "/%s", pg->prereqs[k]);
+			int t = page_of(c, path);
+			add_edge(&g, pi, t, 0.5f);
+			add_edge(&g, t, pi, 1.0f);
+		}
+		int prev = -1;
+		for (int s = 0; s < pg->ngsecs; s++)
+			for (int k = 0; k < pg->gsecs[s].nsteps; k++) {
+				snprintf(path, sizeof(path), "/%s", pg->gsecs[s].steps[k]);
+				int t = page_of(c, path);
+				if (t < 0)
+					continue;
+				if (prev >= 0) {
+					add_edge(&g, prev, t, 1.5f);
+					add_edge(&g, t, prev, 0.5f);
+				}
+				prev = t;
+			}
+	}
+	for (int src = 0; src < n && !o->rc; src++) {
+		if (c->pages[src].type == PAGE_SITE || g.deg[src] == 0)
+			continue;
+		int head = 0, tail = 0, nt = 0;
+		r[src] = 1.0;
+		queue[tail++] = src;
+		inq[src] = 1;
+		touched[nt++] = src;
+		was[src] = 1;
+		while (head != tail) {
+			int u = queue[head];
+			head = (head + 1) % n;
+			inq[u] = 0;
+			double ru = r[u];
+			if (g.deg[u] == 0 || ru < PPR_EPSILON * g.deg[u])
+				continue;
+			p[u] += PPR_ALPHA * ru;
+			r[u] = 0;
+			double spread = (1 - PPR_ALPHA) * ru / g.wsum[u];
+			for (int k = 0; k < g.deg[u]; k++) {
+				int w = g.adj[u][k].to;
+				r[w] += spread * g.adj[u][k].w;
+				if (!was[w]) {
+					was[w] = 1;
+					touched[nt++] = w;
+				}
+				if (!inq[w] && g.deg[w] && r[w] >= PPR_EPSILON * g.deg[w]) {
+					inq[w] = 1;
+					queue[tail] = w;
+					tail = (tail + 1) % n;
+				}
+			}
+		}
+		int nk = 0;
+		for (int k = 0; k < nt; k++) {
+			int d = touched[k];
+			if (d != src && p[d] > 0 && c->pages[d].type != PAGE_SITE)
+				top[nk++] = (scored){ d, (float)p[d], { -1, -1, -1 }, { 0, 0, 0 } };
+		}
+		qsort(top, (size_t)nk, sizeof(scored), cmp_scored_desc);
+		for (int k = 0; k < nk && k < GRAPH_MAX; k++)
+			emit(o, id_of[src], id_of[top[k].doc], SIG_GRAPH, top[k].score / top[0].score, "");
+		for (int k = 0; k < nt; k++) {
+			int d = touched[k];
+			p[d] = r[d] = 0;
+			was[d] = inq[d] = 0;
+		}
+	}
+out:
+	for (int i = 0; g.adj && i < n; i++)
+		free(g.adj[i]);
+	free(g.adj);
+	free(g.deg);
+	free(g.cap);
+	free(g.wsum);
+	free(p);
+	free(r);
+	free(queue);
+	free(inq);
+	free(touched);
+	free(was);
+	free(top);
+}
+
+int signals_compute(sqlite3 *db, const corpus *c, const int *id_of, int *count, atlas_error *err)
+{
+	out_ctx o = { db, NULL, err, 0, 0 };
+	atlas_analyzer *a = NULL;
+	*count = 0;
+	if (sqlite3_prepare_v2(db, "INSERT INTO next_candidates VALUES(?,?,?,?,?)", -1, &o.ins, NULL))
+		return atlas_error_set(err, ATLAS_ESQL, "prepare: %s", sqlite3_errmsg(db));
+	o.rc = atlas_analyzer_new(&a, db, err);
+	if (!o.rc)
+		graph_signals(&o, c, id_of);
+	if (!o.rc)
+		topic_signals(&o, c, id_of);
+	if (!o.rc)
+		text_signals(&o, c, id_of, a);
+	if (!o.rc)
+		ppr_signals(&o, c, id_of);
+	atlas_analyzer_free(a);
+	sqlite3_finalize(o.ins);
+	*count = o.count;
+	return o.rc;
+}

@@ -1,0 +1,128 @@
+/* engine.h - the query engine: opens atlas.db read-only and answers search, suggest and
+ * read-next requests. One engine per thread; an engine is not safe for concurrent use. */
+#ifndef ATLAS_ENGINE_H
+#define ATLAS_ENGINE_H
+
+#include <stdbool.h>
+
+#include "error.h"
+
+typedef struct atlas_engine atlas_engine;
+
+/* Bounds on what a reader may ask for. */
+#define ATLAS_QUERY_MAX_BYTES 1024 /* longer queries are cut at a character boundary */
+#define ATLAS_LIMIT_MAX 50
+#define ATLAS_OFFSET_MAX 1000
+#define ATLAS_SEEN_MAX 64
+
+typedef struct atlas_search_params {
+	const char *q;       /* the reader's text, any bytes (NUL-terminated) */
+	int limit;           /* 1..ATLAS_LIMIT_MAX */
+	int offset;          /* 0..ATLAS_OFFSET_MAX */
+	const char *type;    /* NULL or explainer|guide|topic|page */
+	const char *topic;   /* NULL or a topic path; matches the topic and everything below it */
+	bool explain;        /* fill atlas_hit.explain */
+} atlas_search_params;
+
+typedef struct atlas_section_hit {
+	char *heading;       /* HTML-escaped, with <mark> highlights */
+	char *anchor;
+	char *snippet;       /* HTML-escaped, with <mark> highlights */
+} atlas_section_hit;
+
+typedef struct atlas_hit {
+	int doc;             /* index into the engine's documents */
+	double score;
+	char *snippet;
+	char *title_html;    /* title, HTML-escaped */
+	atlas_section_hit sections[3];
+	int nsections;
+	char *explain;       /* per-field BM25 and boosts, when asked for */
+} atlas_hit;
+
+typedef struct atlas_facet {
+	const char *value;   /* owned by the engine */
+	const char *label;
+	int count;
+} atlas_facet;
+
+typedef struct atlas_results {
+	char *query;         /* the query as understood (sanitized) */
+	int total;
+	double took_ms;
+	char *did_you_mean;  /* NULL when nothing was corrected */
+	atlas_hit *hits;
+	int nhits;
+	atlas_facet types[4];
+	int ntypes;
+	atlas_facet *topics;
+	int ntopics;
+	char *explain;       /* the query plan: terms, expansions, corrections, MATCH expressions */
+} atlas_results;
+
+typedef struct atlas_next_params {
+	const char *path;
+	const char *guide;   /* NULL, or a guide slug or path */
+	const char **seen;   /* paths already read; unknown ones are ignored */
+	int nseen;
+	int limit;
+} atlas_next_params;
+
+typedef struct atlas_suggestion {
+	int doc;             /* -1 for a term */
+	const char *term;    /* owned by the engine, for a term */
+	double score;
+} atlas_suggestion;
+
+typedef struct atlas_next_item {
+	int doc;
+	double score;
+	char *reasons[4];
+	int nreasons;
+} atlas_next_item;
+
+typedef struct atlas_next_results {
+	int doc;
+	atlas_next_item *items;
+	int nitems;
+} atlas_next_results;
+
+/* A document as the engine keeps it in memory. */
+typedef struct atlas_doc {
+	int id;
+	char *path, *url, *title, *type, *description;
+	char **topics;       /* topic paths */
+	int ntopics;
+	double priority;
+	int first_section, last_section;
+	char *title_norm;    /* folded title words, space-separated, with spaces at both ends */
+} atlas_doc;
+
+/* Opens the index at path read-only and loads what queries need into memory. On success *out owns
+ * the engine; on failure *out is NULL and err says why (ATLAS_EIO, ATLAS_ESCHEMA, ATLAS_ESQL). */
+int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err);
+
+/* Closes the engine. Accepts NULL. */
+void atlas_engine_free(atlas_engine *e);
+
+/* Runs a search. On success fills *res (free with atlas_results_free) and returns 0; returns
+ * ATLAS_EINVAL for bad parameters and ATLAS_ESQL for index failures, with err set. */
+int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params *p, atlas_error *err);
+void atlas_results_free(atlas_results *res);
+
+/* Typeahead: up to max titles and terms for prefix, best first, into out. Returns the count. */
+int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *prefix);
+
+/* Read next for a page. Returns 0, ATLAS_ENOTFOUND for an unknown path or guide, or ATLAS_ESQL. */
+int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params *p, atlas_error *err);
+void atlas_next_results_free(atlas_next_results *res);
+
+/* Accessors for serializers and front ends. */
+const atlas_doc *atlas_engine_doc(const atlas_engine *e, int i);
+int atlas_engine_ndocs(const atlas_engine *e);
+const char *atlas_engine_meta(const atlas_engine *e, const char *key); /* NULL when absent */
+int atlas_engine_vocab_size(const atlas_engine *e);
+/* Returns the doc index of path (NULL-safe), or -1. */
+int atlas_engine_find(const atlas_engine *e, const char *path);
+
+#endif

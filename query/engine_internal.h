@@ -1,0 +1,66 @@
+/* engine_internal.h - the engine's state, shared by the files of query/ and by nothing else. */
+#ifndef ATLAS_ENGINE_INTERNAL_H
+#define ATLAS_ENGINE_INTERNAL_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+
+#include "analyzer.h"
+#include "engine.h"
+#include "strbuf.h"
+#include "strmap.h"
+
+typedef struct vocab_entry {
+	char *term;
+	int len;
+	int df;
+	int alpha;  /* only lowercase ASCII letters: a candidate for spelling correction */
+} vocab_entry;
+
+typedef struct syn_term {
+	int group;
+	char *text;
+	int words;
+} syn_term;
+
+typedef struct candidate {
+	double bm25;
+	sqlite3_int64 phrases;  /* which phrases of the relaxed expression matched */
+	bool strict;            /* matched every content word */
+	double score;
+	double title;           /* share of content words in the title */
+	bool exact;             /* the title is the query */
+} candidate;
+
+struct atlas_engine {
+	sqlite3 *db;
+	atlas_analyzer *analyzer;
+	sqlite3_stmt *st_match, *st_explain, *st_sections, *st_next, *st_guide_steps;
+	atlas_doc *docs;
+	int ndocs;
+	strmap path_index;      /* path -> doc index */
+	vocab_entry *vocab;     /* sorted by term */
+	int nvocab;
+	strmap vocab_index;     /* term -> vocab index */
+	syn_term *syn;
+	int nsyn;
+	strmap syn_index;       /* folded words of a term -> syn index */
+	strmap syn_stem_index;  /* stems of a term -> syn index */
+	struct {
+		char *key, *value;
+	} meta[32];
+	int nmeta;
+	/* per-query scratch, sized ndocs */
+	unsigned *mark;
+	unsigned generation;
+	candidate *cand;
+};
+
+/* Folded surface words (or stems) of text, space-separated, appended to out. */
+void engine_normalize(atlas_engine *e, strbuf *out, const char *text, bool stem);
+/* Document frequency of a folded surface word, 0 when unknown. */
+int vocab_df(const atlas_engine *e, const char *w, size_t n);
+/* Appends s[0..n) HTML-escaped, turning the \1 and \2 highlight markers into <mark> and </mark>. */
+void html_highlight(strbuf *out, const char *s, size_t n);
+
+#endif

@@ -1,0 +1,261 @@
+/* main.c - atlas-query: the authors' command line over the search engine. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "json.h"
+#include "strbuf.h"
+
+#ifndef ATLAS_VERSION
+#define ATLAS_VERSION "0"
+#endif
+
+static const char usage[] =
+	"usage: atlas-query --index FILE [options] QUERY...\n"
+	"       atlas-query --index FILE --next PATH [--guide SLUG] [--seen PATH,PATH...]\n"
+	"       atlas-query --index FILE --suggest PREFIX\n"
+	"       atlas-query --index FILE --stats\n"
+	"\n"
+	"Searches the Atlas index FILE and prints a table of results (or JSON with --json, exactly\n"
+	"the body atlas-serve returns for the same request).\n"
+	"\n"
+	"  --index FILE     the index built by atlas-index\n"
+	"  --json           print JSON instead of a table\n"
+	"  --limit N        results per page, 1-50 (default 10; 5 for --next)\n"
+	"  --offset N       results to skip, 0-1000\n"
+	"  --type T         only pages of type T: explainer, guide, topic or page\n"
+	"  --topic PATH     only pages in topic PATH (e.g. systems/caching) or below it\n"
+	"  --explain        show per-field BM25, boosts, corrections and expansions\n"
+	"  --next PATH      read-next suggestions for the page at PATH\n"
+	"  --guide SLUG     with --next: the guide the reader follows\n"
+	"  --seen PATHS     with --next: comma-separated paths already read\n"
+	"  --suggest PREFIX typeahead suggestions for PREFIX\n"
+	"  --stats          page counts, vocabulary size, build id and time, corpus digest\n"
+	"  --help           show this help\n"
+	"  --version        show the version\n"
+	"\n"
+	"Exit status: 0 success (with or without results), 1 unusable index or unknown page,\n"
+	"2 usage error.\n";
+
+static int parse_int(const char *s, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || v < -1000000 || v > 1000000)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static void print_plain(const char *html, FILE *f)
+{
+	/* the table shows text, not HTML: drop tags, decode the entities the engine writes */
+	static const struct { const char *ent, *ch; } ents[] = {
+		{ "&amp;", "&" }, { "&lt;", "<" }, { "&gt;", ">" }, { "&quot;", "\"" }, { "&#39;", "'" },
+	};
+	bool color = isatty(fileno(f)) && !getenv("NO_COLOR");
+	for (const char *p = html; *p;) {
+		if (strncmp(p, "<mark>", 6) == 0) {
+			if (color)
+				fputs("\033[1;33m", f);
+			p += 6;
+			continue;
+		}
+		if (strncmp(p, "</mark>", 7) == 0) {
+			if (color)
+				fputs("\033[0m", f);
+			p += 7;
+			continue;
+		}
+		if (*p == '&') {
+			size_t k;
+			for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++)
+				if (strncmp(p, ents[k].ent, strlen(ents[k].ent)) == 0)
+					break;
+			if (k < sizeof(ents) / sizeof(ents[0])) {
+				fputs(ents[k].ch, f);
+				p += strlen(ents[k].ent);
+				continue;
+			}
+		}
+		fputc(*p == '\n' ? ' ' : *p, f);
+		p++;
+	}
+}
+
+static int run_stats(atlas_engine *e, bool json)
+{
+	static const char *keys[] = { "pages", "pages_explainer", "pages_guide", "pages_topic", "pages_page",
+				      "sections", "links", "guide_steps", "terms", "build_id", "built_at",
+				      "corpus_digest", "schema_version" };
+	if (json)
+		printf("{");
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = atlas_engine_meta(e, keys[i]);
+		if (json)
+			printf("%s\"%s\":\"%s\"", i ? "," : "", keys[i], v ? v : "");
+		else
+			printf("%-16s %s\n", keys[i], v ? v : "");
+	}
+	if (json)
+		printf(",\"vocabulary\":%d}\n", atlas_engine_vocab_size(e));
+	else
+		printf("%-16s %d\n", "vocabulary", atlas_engine_vocab_size(e));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *index = NULL, *next = NULL, *guide = NULL, *seen = NULL, *suggest = NULL;
+	atlas_search_params sp = { NULL, 0, 0, NULL, NULL, false };
+	bool json = false, stats = false;
+	int limit = 0;
+	static const struct option opts[] = {
+		{ "index", required_argument, NULL, 'i' },   { "json", no_argument, NULL, 'j' },
+		{ "limit", required_argument, NULL, 'l' },   { "offset", required_argument, NULL, 'o' },
+		{ "type", required_argument, NULL, 't' },    { "topic", required_argument, NULL, 'T' },
+		{ "explain", no_argument, NULL, 'x' },       { "next", required_argument, NULL, 'n' },
+		{ "guide", required_argument, NULL, 'g' },   { "seen", required_argument, NULL, 's' },
+		{ "suggest", required_argument, NULL, 'S' }, { "stats", no_argument, NULL, 'z' },
+		{ "help", no_argument, NULL, 'h' },          { "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'i': index = optarg; break;
+		case 'j': json = true; break;
+		case 'l':
+			if (parse_int(optarg, &limit) || limit < 1 || limit > ATLAS_LIMIT_MAX) {
+				fprintf(stderr, "atlas-query: --limit must be a number from 1 to %d\n", ATLAS_LIMIT_MAX);
+				return 2;
+			}
+			break;
+		case 'o':
+			if (parse_int(optarg, &sp.offset) || sp.offset < 0 || sp.offset > ATLAS_OFFSET_MAX) {
+				fprintf(stderr, "atlas-query: --offset must be a number from 0 to %d\n", ATLAS_OFFSET_MAX);
+				return 2;
+			}
+			break;
+		case 't': sp.type = optarg; break;
+		case 'T': sp.topic = optarg; break;
+		case 'x': sp.explain = true; break;
+		case 'n': next = optarg; break;
+		case 'g': guide = optarg; break;
+		case 's': seen = optarg; break;
+		case 'S': suggest = optarg; break;
+		case 'z': stats = true; break;
+		case 'h': fputs(usage, stdout); return 0;
+		case 'V': printf("atlas-query %s\n", ATLAS_VERSION); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (!index) {
+		fprintf(stderr, "atlas-query: --index is required\n%s", usage);
+		return 2;
+	}
+	strbuf q = STRBUF_INIT;
+	for (int i = optind; i < argc; i++) {
+		if (i > optind)
+			strbuf_putc(&q, ' ');
+		strbuf_puts(&q, argv[i]);
+	}
+	if (!next && !suggest && !stats && optind >= argc) {
+		fprintf(stderr, "atlas-query: nothing to do: give a QUERY, --next, --suggest or --stats\n%s", usage);
+		return 2;
+	}
+	if (sp.type && strcmp(sp.type, "explainer") && strcmp(sp.type, "guide") && strcmp(sp.type, "topic") &&
+	    strcmp(sp.type, "page")) {
+		fprintf(stderr, "atlas-query: --type must be explainer, guide, topic or page\n");
+		return 2;
+	}
+	atlas_engine *e = NULL;
+	atlas_error err = { 0, "" };
+	if (atlas_engine_open(&e, index, &err)) {
+		fprintf(stderr, "atlas-query: %s\n", err.msg);
+		strbuf_free(&q);
+		return 1;
+	}
+	int status = 0;
+	char *body = NULL;
+	if (stats) {
+		status = run_stats(e, json);
+	} else if (suggest) {
+		atlas_suggestion s[10];
+		int n = atlas_suggest(s, 10, e, suggest);
+		if (json)
+			body = atlas_json_suggest(e, suggest, s, n);
+		else
+			for (int i = 0; i < n; i++)
+				printf("%-5s %s%s%s\n", s[i].doc >= 0 ? "page" : "term",
+				       s[i].doc >= 0 ? atlas_engine_doc(e, s[i].doc)->title : s[i].term,
+				       s[i].doc >= 0 ? "  " : "", s[i].doc >= 0 ? atlas_engine_doc(e, s[i].doc)->path : "");
+	} else if (next) {
+		const char *list[ATLAS_SEEN_MAX];
+		int nseen = 0;
+		char *copy = seen ? strdup(seen) : NULL;
+		for (char *tok = copy ? strtok(copy, ",") : NULL; tok && nseen < ATLAS_SEEN_MAX; tok = strtok(NULL, ","))
+			list[nseen++] = tok;
+		atlas_next_params np = { next, guide, list, nseen, limit ? limit : 5 };
+		atlas_next_results nr;
+		if (atlas_next(&nr, e, &np, &err)) {
+			fprintf(stderr, "atlas-query: %s\n", err.msg);
+			status = 1;
+		} else {
+			if (json)
+				body = atlas_json_next(e, &nr);
+			else
+				for (int i = 0; i < nr.nitems; i++) {
+					const atlas_doc *d = atlas_engine_doc(e, nr.items[i].doc);
+					printf("%2d  %7.3f  %-9s %-44s %s\n", i + 1, nr.items[i].score, d->type, d->path, d->title);
+					for (int k = 0; k < nr.items[i].nreasons; k++)
+						printf("%24s- %s\n", "", nr.items[i].reasons[k]);
+				}
+			atlas_next_results_free(&nr);
+		}
+		free(copy);
+	} else {
+		sp.q = strbuf_str(&q);
+		sp.limit = limit ? limit : 10;
+		atlas_results r;
+		if (atlas_search(&r, e, &sp, &err)) {
+			fprintf(stderr, "atlas-query: %s\n", err.msg);
+			status = err.code == ATLAS_EINVAL ? 2 : 1;
+		} else {
+			if (json)
+				body = atlas_json_search(e, &r);
+			else {
+				if (r.explain)
+					printf("%s\n", r.explain);
+				if (r.did_you_mean)
+					printf("did you mean: %s\n", r.did_you_mean);
+				printf("%d result%s (%.2f ms)\n", r.total, r.total == 1 ? "" : "s", r.took_ms);
+				for (int i = 0; i < r.nhits; i++) {
+					const atlas_doc *d = atlas_engine_doc(e, r.hits[i].doc);
+					printf("%2d  %8.3f  %-9s %-44s %s\n    ", sp.offset + i + 1, r.hits[i].score,
+					       d->type, d->path, d->title);
+					print_plain(r.hits[i].snippet, stdout);
+					printf("\n");
+					for (int k = 0; k < r.hits[i].nsections; k++) {
+						printf("      #%s  ", r.hits[i].sections[k].anchor);
+						print_plain(r.hits[i].sections[k].heading, stdout);
+						printf("\n");
+					}
+					if (r.hits[i].explain)
+						printf("    %s\n", r.hits[i].explain);
+				}
+			}
+			atlas_results_free(&r);
+		}
+	}
+	if (body) {
+		printf("%s\n", body);
+		free(body);
+	}
+	atlas_engine_free(e);
+	strbuf_free(&q);
+	return status;
+}

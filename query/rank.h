@@ -1,0 +1,67 @@
+/* rank.h - every ranking weight and boost of the search engine, in one place.
+ *
+ * score = bm25 x coverage x title x type x priority, where
+ *   bm25      FTS5 BM25 over the weighted fields below (sign flipped: higher is better)
+ *   coverage  RANK_COVERAGE_FLOOR + (1 - floor) * c^2, c = share of the query's content words the
+ *             page matches (all-words matches rank first; partial matches still count)
+ *   title     1 + RANK_TITLE_WORDS * (share of content words found in the title),
+ *             times RANK_TITLE_EXACT when the title is exactly the query
+ *   type      per page type
+ *   priority  RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * sitemap priority
+ */
+#ifndef ATLAS_RANK_H
+#define ATLAS_RANK_H
+
+/* BM25 field weights, in the column order of the fts table. */
+#define RANK_W_TITLE 10.0
+#define RANK_W_KEYWORDS 6.0
+#define RANK_W_HEADINGS 3.0
+#define RANK_W_DESCRIPTION 3.0
+#define RANK_W_BODY 1.0
+
+/* Section index weights (heading, body), for choosing the best-matching sections. */
+#define RANK_SEC_W_HEADING 4.0
+#define RANK_SEC_W_BODY 1.0
+
+#define RANK_COVERAGE_FLOOR 0.15
+#define RANK_TITLE_WORDS 0.8
+#define RANK_TITLE_EXACT 1.5
+#define RANK_TYPE_EXPLAINER 1.0
+#define RANK_TYPE_GUIDE 1.0
+#define RANK_TYPE_TOPIC 0.85
+#define RANK_TYPE_PAGE 0.6
+#define RANK_PRIORITY_BASE 0.8
+#define RANK_PRIORITY_SCALE 0.25
+
+/* Expansions weigh less than what the reader typed: an alternative's phrase counts this much. */
+#define RANK_PREFIX_ONLY 0.7   /* a page matched by the prefix word only, not the whole word */
+
+/* Bounds on the work of one query: candidates scored from each MATCH. */
+#define RANK_CANDIDATES 2000
+
+/* Typo tolerance: edits allowed by word length (Damerau, optimal string alignment). */
+#define TYPO_MIN_LEN 5         /* no correction below this length */
+#define TYPO_TWO_EDITS_LEN 9   /* two edits from this length on */
+#define TYPO_RARE_DF 2         /* a known word this rare is corrected ... */
+#define TYPO_RARE_RATIO 20     /* ... when a neighbour is this many times more frequent */
+
+/* Read next: each candidate's score is the sum of its signals' weights times the signal's own
+ * strength (1 for graph facts, the cosine for "similar", PageRank relative to the best for
+ * "graph"); then the diversity penalty for every already chosen suggestion sharing its topic. */
+#define NEXT_W_GUIDE_CHOSEN 100.0 /* the next unread step of the guide the reader follows */
+#define NEXT_W_GUIDE_NEXT 3.0
+#define NEXT_W_GUIDE_START 3.0
+#define NEXT_W_GUIDE_PREV 0.3
+#define NEXT_W_LINK_OUT 1.0
+#define NEXT_W_LINK_IN 0.6
+#define NEXT_W_BUILDS_ON 1.2
+#define NEXT_W_PREREQ 0.3
+#define NEXT_W_TOPIC 0.5
+#define NEXT_W_TOPIC_MEMBER 2.0
+#define NEXT_W_SIMILAR 4.0
+#define NEXT_W_GRAPH 1.5
+#define NEXT_TYPE_TOPIC 0.5       /* topic pages as suggestions */
+#define NEXT_TYPE_GUIDE 0.6
+#define NEXT_DIVERSITY 0.8        /* per chosen suggestion with the same first topic */
+
+#endif

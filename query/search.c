@@ -1,0 +1,838 @@
+/* search.c - one search: the reader's text into terms (with synonyms, corrections and a prefix
+ * word), terms into MATCH expressions, candidates into a ranked, filtered, faceted page of hits
+ * with snippets and best-matching sections. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine_internal.h"
+#include "parse.h"
+#include "rank.h"
+#include "stopwords.h"
+
+#define MAX_TERMS 32
+#define MAX_ALTS 6
+#define MAX_PHRASES 63
+
+/**************************************************************************************************
+** Terms.
+*/
+
+typedef struct qterm {
+	char *word;              /* folded surface text (words of a phrase joined by spaces) */
+	char *alts[MAX_ALTS];    /* MATCH fragments: quoted strings, prefix ones end in '*' */
+	int nalts;
+	bool phrase, negated, stop, prefix;
+	char *correction;        /* spelling correction applied, or NULL */
+	int syn_group;           /* synonym group expanded, or 0 */
+} qterm;
+
+typedef struct plan {
+	qterm terms[MAX_TERMS];
+	int nterms;
+	int npositive;           /* terms that decide matching (content words and phrases) */
+	strbuf strict, relaxed, sections;
+	int phrase_term[MAX_PHRASES + 1];  /* relaxed expression: phrase index -> term */
+	int nphrases;
+	bool corrected;
+} plan;
+
+static void plan_free(plan *pl)
+{
+	for (int i = 0; i < pl->nterms; i++) {
+		free(pl->terms[i].word);
+		free(pl->terms[i].correction);
+		for (int k = 0; k < pl->terms[i].nalts; k++)
+			free(pl->terms[i].alts[k]);
+	}
+	strbuf_free(&pl->strict);
+	strbuf_free(&pl->relaxed);
+	strbuf_free(&pl->sections);
+}
+
+static void add_alt(qterm *t, const char *text, size_t n, bool prefix)
+{
+	if (t->nalts == MAX_ALTS || n == 0)
+		return;
+	strbuf sb = STRBUF_INIT;
+	fts_quote(&sb, text, n);
+	if (prefix)
+		strbuf_putc(&sb, '*');
+	for (int k = 0; k < t->nalts; k++)
+		if (strcmp(t->alts[k], strbuf_str(&sb)) == 0) {
+			strbuf_free(&sb);
+			return;
+		}
+	t->alts[t->nalts++] = strbuf_detach(&sb);
+}
+
+/* Units of a clause: its folded surface words and identifiers, in order. */
+typedef struct units_ctx {
+	char *w[MAX_TERMS];
+	int n;
+} units_ctx;
+
+static int unit_token(void *ctx, int tflags, const char *tok, int n, int start, int end)
+{
+	units_ctx *u = ctx;
+	(void)tflags;
+	(void)start;
+	(void)end;
+	if (u->n == MAX_TERMS)
+		return 1;
+	char *w = malloc((size_t)n + 1);
+	if (!w)
+		return 1;
+	memcpy(w, tok, (size_t)n);
+	w[n] = '\0';
+	u->w[u->n++] = w;
+	return 0;
+}
+
+/* Damerau-Levenshtein (optimal string alignment) distance of a and b, or max+1 past max. */
+static int edit_distance(const char *a, int la, const char *b, int lb, int max)
+{
+	if (abs(la - lb) > max)
+		return max + 1;
+	int rows[3][64];
+	if (la >= 63 || lb >= 63)
+		return max + 1;
+	int *pp = rows[0], *prev = rows[1], *cur = rows[2];
+	for (int j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (int i = 1; i <= la; i++) {
+		cur[0] = i;
+		int best = cur[0];
+		for (int j = 1; j <= lb; j++) {
+			int cost = a[i - 1] != b[j - 1];
+			int v = prev[j] + 1;
+			if (cur[j - 1] + 1 < v)
+				v = cur[j - 1] + 1;
+			if (prev[j - 1] + cost < v)
+				v = prev[j - 1] + cost;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && pp[j - 2] + 1 < v)
+				v = pp[j - 2] + 1;
+			cur[j] = v;
+			if (v < best)
+				best = v;
+		}
+		if (best > max)
+			return max + 1;
+		int *t = pp;
+		pp = prev;
+		prev = cur;
+		cur = t;
+	}
+	return prev[lb];
+}
+
+/* The best correction of a word not in the vocabulary (or much rarer than a neighbour), or NULL. */
+static const char *correct_word(const atlas_engine *e, const char *w, bool maybe_prefix)
+{
+	int len = (int)strlen(w);
+	if (len < TYPO_MIN_LEN || len > 40)
+		return NULL;
+	for (int i = 0; i < len; i++)
+		if (w[i] < 'a' || w[i] > 'z')
+			return NULL;
+	int df = vocab_df(e, w, (size_t)len);
+	if (df > TYPO_RARE_DF)
+		return NULL;
+	if (maybe_prefix && df == 0) {
+		/* the reader may still be typing: a word that starts some vocabulary term is no typo */
+		int lo = 0, hi = e->nvocab;
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+			if (strcmp(e->vocab[mid].term, w) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < e->nvocab && strncmp(e->vocab[lo].term, w, (size_t)len) == 0)
+			return NULL;
+	}
+	int max = len >= TYPO_TWO_EDITS_LEN ? 2 : 1;
+	if (df > 0)
+		max = 1;
+	const vocab_entry *best = NULL;
+	int best_d = max + 1;
+	for (int i = 0; i < e->nvocab; i++) {
+		const vocab_entry *v = &e->vocab[i];
+		if (!v->alpha || abs(v->len - len) > max || v->df <= df)
+			continue;
+		if (df > 0 && v->df < df * TYPO_RARE_RATIO)
+			continue;
+		int d = edit_distance(w, len, v->term, v->len, max);
+		if (d > max)
+			continue;
+		if (d < best_d || (d == best_d && v->df > best->df)) {
+			best = v;
+			best_d = d;
+		}
+	}
+	return best ? best->term : NULL;
+}
+
+/* Looks for a synonym term spanning units[i..i+len), by folded words then by stems. */
+static int find_synonym(atlas_engine *e, char **units, int i, int len)
+{
+	strbuf k = STRBUF_INIT;
+	for (int j = i; j < i + len; j++) {
+		if (j > i)
+			strbuf_putc(&k, ' ');
+		strbuf_puts(&k, units[j]);
+	}
+	int *s = strmap_get(&e->syn_index, strbuf_str(&k));
+	if (!s) {
+		strbuf st = STRBUF_INIT;
+		char *spaced = strdup(strbuf_str(&k));
+		for (char *c = spaced; c && *c; c++)
+			if (strchr("-_./:", *c))
+				*c = ' ';
+		if (spaced)
+			engine_normalize(e, &st, spaced, true);
+		s = strmap_get(&e->syn_stem_index, strbuf_str(&st));
+		free(spaced);
+		strbuf_free(&st);
+	}
+	strbuf_free(&k);
+	return s ? *s : -1;
+}
+
+static void expand_synonyms(atlas_engine *e, qterm *t, int syn)
+{
+	t->syn_group = e->syn[syn].group;
+	for (int k = 0; k < e->nsyn; k++)
+		if (e->syn[k].group == t->syn_group && k != syn)
+			add_alt(t, e->syn[k].text, strlen(e->syn[k].text), false);
+}
+
+/* Alternatives of a single word or identifier, before synonyms. */
+static void word_alts(qterm *t, const char *w)
+{
+	add_alt(t, w, strlen(w), false);
+	if (strpbrk(w, "-_./:")) {
+		/* an identifier also matches its parts written as prose, and a hyphenated word its
+		 * closed form ("fan-out": "fan out", "fanout") */
+		char *spaced = strdup(w), *closed = strdup(w);
+		size_t o = 0;
+		for (size_t i = 0; spaced && closed && w[i]; i++) {
+			if (strchr("-_./:", w[i]))
+				spaced[i] = ' ';
+			else
+				closed[o++] = w[i];
+		}
+		if (spaced)
+			add_alt(t, spaced, strlen(spaced), false);
+		if (closed && strchr(w, '-') && !strpbrk(w, "_./:")) {
+			closed[o] = '\0';
+			add_alt(t, closed, o, false);
+		}
+		free(spaced);
+		free(closed);
+	}
+}
+
+static qterm *new_term(plan *pl)
+{
+	if (pl->nterms == MAX_TERMS)
+		return NULL;
+	qterm *t = &pl->terms[pl->nterms++];
+	memset(t, 0, sizeof(*t));
+	return t;
+}
+
+static void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
+{
+	for (int c = 0; c < q->nclauses; c++) {
+		const query_clause *cl = &q->clauses[c];
+		units_ctx u = { { 0 }, 0 };
+		atlas_analyze(e->analyzer, FTS5_TOKENIZE_QUERY | FTS5_TOKENIZE_PREFIX, cl->text,
+			      (int)strlen(cl->text), unit_token, &u);
+		if (u.n == 0)
+			goto next_clause;
+		if (cl->phrase) {
+			qterm *t = new_term(pl);
+			if (!t)
+				goto next_clause;
+			strbuf w = STRBUF_INIT;
+			for (int i = 0; i < u.n; i++)
+				strbuf_printf(&w, "%s%s", i ? " " : "", u.w[i]);
+			t->word = strbuf_detach(&w);
+			t->phrase = true;
+			t->negated = cl->negated;
+			add_alt(t, t->word, strlen(t->word), false);
+			goto next_clause;
+		}
+		for (int i = 0; i < u.n;) {
+			qterm *t = new_term(pl);
+			if (!t)
+				break;
+			t->negated = cl->negated;
+			int span = 1, syn = -1;
+			for (int len = u.n - i < 4 ? u.n - i : 4; len >= 1 && syn < 0; len--) {
+				syn = find_synonym(e, u.w, i, len);
+				if (syn >= 0)
+					span = len;
+			}
+			strbuf w = STRBUF_INIT;
+			for (int j = i; j < i + span; j++)
+				strbuf_printf(&w, "%s%s", j > i ? " " : "", u.w[j]);
+			t->word = strbuf_detach(&w);
+			bool last = c == q->nclauses - 1 && i + span == u.n;
+			t->prefix = last && span == 1 && !q->trailing_space && !cl->negated &&
+				    strlen(t->word) >= 2;
+			t->stop = span == 1 && atlas_is_stopword(t->word, strlen(t->word));
+			if (span > 1)
+				add_alt(t, t->word, strlen(t->word), false);
+			else
+				word_alts(t, t->word);
+			if (syn >= 0)
+				expand_synonyms(e, t, syn);
+			else if (!t->stop && !cl->negated) {
+				const char *fix = correct_word(e, t->word, t->prefix);
+				if (fix) {
+					t->correction = strdup(fix);
+					add_alt(t, fix, strlen(fix), false);
+					pl->corrected = true;
+				}
+			}
+			if (t->prefix)
+				add_alt(t, t->word, strlen(t->word), true);
+			i += span;
+		}
+	next_clause:
+		for (int i = 0; i < u.n; i++)
+			free(u.w[i]);
+	}
+	/* if every word is a stop word, they are the query */
+	int content = 0;
+	for (int i = 0; i < pl->nterms; i++)
+		content += !pl->terms[i].negated && !pl->terms[i].stop;
+	for (int i = 0; i < pl->nterms && !content; i++)
+		pl->terms[i].stop = false;
+	for (int i = 0; i < pl->nterms; i++)
+		pl->npositive += !pl->terms[i].negated && !pl->terms[i].stop;
+}
+
+static void term_group(strbuf *out, const qterm *t, plan *pl, bool record)
+{
+	strbuf_putc(out, '(');
+	for (int k = 0; k < t->nalts; k++) {
+		if (k)
+			strbuf_puts(out, " OR ");
+		strbuf_puts(out, t->alts[k]);
+		if (record && pl->nphrases < MAX_PHRASES)
+			pl->phrase_term[pl->nphrases] = (int)(t - pl->terms);
+		if (record)
+			pl->nphrases++;
+	}
+	strbuf_putc(out, ')');
+}
+
+static void build_expressions(plan *pl)
+{
+	int np = 0;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated || t->stop)
+			continue;
+		if (np) {
+			strbuf_puts(&pl->strict, " AND ");
+			strbuf_puts(&pl->relaxed, " OR ");
+			strbuf_puts(&pl->sections, " OR ");
+		}
+		term_group(&pl->strict, t, pl, false);
+		term_group(&pl->relaxed, t, pl, true);
+		term_group(&pl->sections, t, pl, false);
+		np++;
+	}
+	if (!np)
+		return;
+	int nneg = 0;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (!t->negated)
+			continue;
+		strbuf *exprs[2] = { &pl->strict, &pl->relaxed };
+		for (int k = 0; k < 2; k++) {
+			if (!nneg) {
+				strbuf wrapped = STRBUF_INIT;
+				strbuf_printf(&wrapped, "(%s)", strbuf_str(exprs[k]));
+				strbuf_free(exprs[k]);
+				*exprs[k] = wrapped;
+			}
+			strbuf_puts(exprs[k], " NOT ");
+			term_group(exprs[k], t, pl, false);
+		}
+		nneg++;
+	}
+}
+
+/**************************************************************************************************
+** Retrieval and ranking.
+*/
+
+static int run_match(atlas_engine *e, const char *expr, bool strict, atlas_error *err)
+{
+	sqlite3_stmt *st = e->st_match;
+	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int *di = NULL;
+		sqlite3_int64 rowid = sqlite3_column_int64(st, 0);
+		int d = (int)rowid - 1; /* doc ids are 1..ndocs in order */
+		(void)di;
+		if (d < 0 || d >= e->ndocs)
+			continue;
+		candidate *c = &e->cand[d];
+		if (e->mark[d] != e->generation) {
+			e->mark[d] = e->generation;
+			memset(c, 0, sizeof(*c));
+		}
+		double b = sqlite3_column_double(st, 1);
+		if (strict) {
+			c->strict = true;
+			if (b > c->bm25)
+				c->bm25 = b;
+		} else {
+			c->phrases = sqlite3_column_int64(st, 2);
+			if (b > c->bm25)
+				c->bm25 = b;
+		}
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return atlas_error_set(err, ATLAS_ESQL, "search failed: %s", sqlite3_errmsg(e->db));
+	return 0;
+}
+
+static bool has_topic(const atlas_doc *d, const char *topic)
+{
+	size_t n = strlen(topic);
+	for (int k = 0; k < d->ntopics; k++)
+		if (strncmp(d->topics[k], topic, n) == 0 && (d->topics[k][n] == '\0' || d->topics[k][n] == '/'))
+			return true;
+	return false;
+}
+
+static double type_weight(const char *type)
+{
+	if (strcmp(type, "explainer") == 0)
+		return RANK_TYPE_EXPLAINER;
+	if (strcmp(type, "guide") == 0)
+		return RANK_TYPE_GUIDE;
+	if (strcmp(type, "topic") == 0)
+		return RANK_TYPE_TOPIC;
+	return RANK_TYPE_PAGE;
+}
+
+/* Share of the content words found in the title (by stem), and whether the title is the query. */
+static double title_match(atlas_engine *e, const plan *pl, const atlas_doc *d, bool *exact,
+			  const char *query_stems)
+{
+	int hit = 0, n = 0;
+	char stem[256], pat[300];
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated || t->stop)
+			continue;
+		n++;
+		const char *w = t->correction ? t->correction : t->word;
+		if (t->phrase || strchr(w, ' ')) {
+			strbuf sb = STRBUF_INIT;
+			engine_normalize(e, &sb, w, true);
+			snprintf(pat, sizeof(pat), " %s ", strbuf_str(&sb));
+			strbuf_free(&sb);
+		} else {
+			atlas_stem(e->analyzer, w, (int)strlen(w), stem, sizeof(stem));
+			snprintf(pat, sizeof(pat), t->prefix ? " %s" : " %s ", t->prefix ? w : stem);
+		}
+		if (strstr(d->title_norm, pat))
+			hit++;
+		else if (t->syn_group) {
+			for (int k = 0; k < e->nsyn; k++) {
+				if (e->syn[k].group != t->syn_group)
+					continue;
+				strbuf sb = STRBUF_INIT;
+				engine_normalize(e, &sb, e->syn[k].text, true);
+				snprintf(pat, sizeof(pat), " %s ", strbuf_str(&sb));
+				strbuf_free(&sb);
+				if (strstr(d->title_norm, pat)) {
+					hit++;
+					break;
+				}
+			}
+		}
+	}
+	size_t ql = strlen(query_stems);
+	*exact = ql > 0 && strlen(d->title_norm) == ql + 2 && strncmp(d->title_norm + 1, query_stems, ql) == 0;
+	return n ? (double)hit / n : 0;
+}
+
+static double coverage_of(const plan *pl, const candidate *c)
+{
+	if (c->strict || pl->npositive <= 1)
+		return 1.0;
+	bool seen[MAX_TERMS] = { false };
+	int n = 0;
+	for (int p = 0; p < pl->nphrases && p < MAX_PHRASES; p++)
+		if (c->phrases & ((sqlite3_int64)1 << p)) {
+			int t = pl->phrase_term[p];
+			if (!seen[t]) {
+				seen[t] = true;
+				n++;
+			}
+		}
+	return (double)n / pl->npositive;
+}
+
+/* Whether a candidate matched only through the prefix alternative of the prefix word. */
+static bool prefix_only(const plan *pl, const candidate *c)
+{
+	int p = 0;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated || t->stop)
+			continue;
+		if (t->prefix) {
+			bool exact = false, pre = false;
+			for (int k = 0; k < t->nalts && p + k < MAX_PHRASES; k++) {
+				bool m = c->phrases & ((sqlite3_int64)1 << (p + k));
+				if (t->alts[k][strlen(t->alts[k]) - 1] == '*')
+					pre |= m;
+				else
+					exact |= m;
+			}
+			return pre && !exact;
+		}
+		p += t->nalts;
+	}
+	return false;
+}
+
+typedef struct ranked {
+	int doc;
+	double score;
+} ranked;
+
+static int cmp_ranked(const void *a, const void *b, void *ctx)
+{
+	const ranked *x = a, *y = b;
+	const atlas_engine *e = ctx;
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	return strcmp(e->docs[x->doc].path, e->docs[y->doc].path);
+}
+
+/**************************************************************************************************
+** Snippets and sections.
+*/
+
+void html_highlight(strbuf *out, const char *s, size_t n)
+{
+	size_t run = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] != '\1' && s[i] != '\2')
+			continue;
+		strbuf_append_html(out, s + run, i - run);
+		strbuf_puts(out, s[i] == '\1' ? "<mark>" : "</mark>");
+		run = i + 1;
+	}
+	strbuf_append_html(out, s + run, n - run);
+}
+
+static char *highlighted(const unsigned char *s)
+{
+	strbuf sb = STRBUF_INIT;
+	const char *t = s ? (const char *)s : "";
+	html_highlight(&sb, t, strlen(t));
+	return strbuf_detach(&sb);
+}
+
+static void fill_sections(atlas_engine *e, atlas_hit *h, const char *expr)
+{
+	const atlas_doc *d = &e->docs[h->doc];
+	sqlite3_stmt *st = e->st_sections;
+	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, d->first_section);
+	sqlite3_bind_int(st, 3, d->last_section);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int level = sqlite3_column_int(st, 1);
+		const unsigned char *snip = sqlite3_column_text(st, 4);
+		if (!h->snippet && snip && strchr((const char *)snip, '\1'))
+			h->snippet = highlighted(snip);
+		if (level > 0 && h->nsections < 3) {
+			atlas_section_hit *s = &h->sections[h->nsections++];
+			s->heading = highlighted(sqlite3_column_text(st, 3));
+			s->anchor = strdup((const char *)sqlite3_column_text(st, 2));
+			s->snippet = highlighted(snip);
+		}
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (!h->snippet) {
+		strbuf sb = STRBUF_INIT;
+		strbuf_append_html(&sb, d->description, strlen(d->description));
+		h->snippet = strbuf_detach(&sb);
+	}
+}
+
+static void fill_explain(atlas_engine *e, atlas_hit *h, const plan *pl, const candidate *c,
+			 double title, bool exact, double cov, double tw, double pw, bool ponly)
+{
+	static const char *names[] = { "title", "keywords", "headings", "description", "body" };
+	static const double w[] = { RANK_W_TITLE, RANK_W_KEYWORDS, RANK_W_HEADINGS, RANK_W_DESCRIPTION,
+				    RANK_W_BODY };
+	strbuf sb = STRBUF_INIT;
+	sqlite3_stmt *st = e->st_explain;
+	sqlite3_bind_text(st, 1, strbuf_str(&pl->relaxed), -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, e->docs[h->doc].id);
+	strbuf_printf(&sb, "bm25 %.3f =", c->bm25);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		for (int k = 0; k < 5; k++)
+			strbuf_printf(&sb, " %s %.3f x %g%s", names[k], sqlite3_column_double(st, k), w[k],
+				      k < 4 ? " +" : "");
+	sqlite3_reset(st);
+	strbuf_printf(&sb, "; coverage %.2f%s; title words %.2f%s; type x%.2f; priority x%.3f%s",
+		      cov, c->strict ? " (all words)" : "", title, exact ? " (exact title)" : "", tw, pw,
+		      ponly ? "; prefix only" : "");
+	h->explain = strbuf_detach(&sb);
+}
+
+/**************************************************************************************************
+** Search.
+*/
+
+static void did_you_mean(atlas_results *res, const plan *pl)
+{
+	strbuf sb = STRBUF_INIT;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (i)
+			strbuf_putc(&sb, ' ');
+		if (t->negated)
+			strbuf_putc(&sb, '-');
+		if (t->phrase)
+			strbuf_printf(&sb, "\"%s\"", t->word);
+		else
+			strbuf_puts(&sb, t->correction ? t->correction : t->word);
+	}
+	res->did_you_mean = strbuf_detach(&sb);
+}
+
+static void explain_plan(atlas_results *res, const plan *pl)
+{
+	strbuf sb = STRBUF_INIT;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		strbuf_printf(&sb, "term '%s'%s%s%s%s:", t->word, t->negated ? " excluded" : "",
+			      t->stop ? " (stop word, ranks only)" : "", t->phrase ? " phrase" : "",
+			      t->prefix ? " prefix" : "");
+		for (int k = 0; k < t->nalts; k++)
+			strbuf_printf(&sb, " %s", t->alts[k]);
+		if (t->correction)
+			strbuf_printf(&sb, " [corrected to '%s']", t->correction);
+		if (t->syn_group)
+			strbuf_printf(&sb, " [synonym group %d]", t->syn_group);
+		strbuf_putc(&sb, '\n');
+	}
+	strbuf_printf(&sb, "all words: %s\nany word:  %s\n", strbuf_str(&pl->strict), strbuf_str(&pl->relaxed));
+	res->explain = strbuf_detach(&sb);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params *p, atlas_error *err)
+{
+	double t0 = now_ms();
+	memset(res, 0, sizeof(*res));
+	int limit = p->limit ? p->limit : 10;
+	if (limit < 1 || limit > ATLAS_LIMIT_MAX)
+		return atlas_error_set(err, ATLAS_EINVAL, "limit must be from 1 to %d", ATLAS_LIMIT_MAX);
+	if (p->offset < 0 || p->offset > ATLAS_OFFSET_MAX)
+		return atlas_error_set(err, ATLAS_EINVAL, "offset must be from 0 to %d", ATLAS_OFFSET_MAX);
+	if (p->type && strcmp(p->type, "explainer") && strcmp(p->type, "guide") &&
+	    strcmp(p->type, "topic") && strcmp(p->type, "page"))
+		return atlas_error_set(err, ATLAS_EINVAL, "type must be explainer, guide, topic or page");
+	parsed_query q;
+	if (query_parse(&q, p->q, p->q ? strlen(p->q) : 0, ATLAS_QUERY_MAX_BYTES))
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+	res->query = strdup(q.clean);
+	plan pl;
+	memset(&pl, 0, sizeof(pl));
+	analyze_query(e, &pl, &q);
+	build_expressions(&pl);
+	parsed_query_free(&q);
+	if (p->explain)
+		explain_plan(res, &pl);
+	if (pl.corrected)
+		did_you_mean(res, &pl);
+
+	int rc = 0;
+	ranked *rk = NULL;
+	int nrk = 0;
+	if (pl.strict.len == 0)
+		goto facets; /* nothing to look for: an empty result, not an error */
+	if (++e->generation == 0)
+		e->generation = 1, memset(e->mark, 0, (size_t)e->ndocs * sizeof(*e->mark));
+	if (pl.npositive > 1 && (rc = run_match(e, strbuf_str(&pl.strict), true, err)))
+		goto out;
+	if ((rc = run_match(e, strbuf_str(&pl.relaxed), false, err)))
+		goto out;
+
+	/* query stems for the exact-title test: every word, stop words included */
+	strbuf qs = STRBUF_INIT;
+	for (int i = 0; i < pl.nterms; i++) {
+		if (pl.terms[i].negated)
+			continue;
+		if (qs.len)
+			strbuf_putc(&qs, ' ');
+		engine_normalize(e, &qs, pl.terms[i].correction ? pl.terms[i].correction : pl.terms[i].word, true);
+	}
+	rk = malloc((size_t)(e->ndocs ? e->ndocs : 1) * sizeof(ranked));
+	if (!rk) {
+		strbuf_free(&qs);
+		rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+		goto out;
+	}
+	int ntype[4] = { 0 };
+	static const char *types[4] = { "explainer", "guide", "topic", "page" };
+	int *topic_counts = calloc((size_t)e->ndocs + 1, sizeof(int));
+	for (int d = 0; d < e->ndocs; d++) {
+		if (e->mark[d] != e->generation)
+			continue;
+		candidate *c = &e->cand[d];
+		const atlas_doc *doc = &e->docs[d];
+		bool type_ok = !p->type || strcmp(doc->type, p->type) == 0;
+		bool topic_ok = !p->topic || has_topic(doc, p->topic);
+		/* facets count with the other filter applied */
+		if (topic_ok)
+			for (int k = 0; k < 4; k++)
+				ntype[k] += strcmp(doc->type, types[k]) == 0;
+		if (type_ok && topic_counts)
+			topic_counts[d] = 1;
+		if (!type_ok || !topic_ok)
+			continue;
+		bool exact = false;
+		double title = title_match(e, &pl, doc, &exact, strbuf_str(&qs));
+		double cov = coverage_of(&pl, c);
+		double tw = type_weight(doc->type);
+		double pw = RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority;
+		bool ponly = prefix_only(&pl, c);
+		c->title = title;
+		c->exact = exact;
+		c->score = c->bm25 * (RANK_COVERAGE_FLOOR + (1 - RANK_COVERAGE_FLOOR) * cov * cov) *
+			   (1 + RANK_TITLE_WORDS * title) * (exact ? RANK_TITLE_EXACT : 1.0) * tw * pw *
+			   (ponly ? RANK_PREFIX_ONLY : 1.0);
+		rk[nrk++] = (ranked){ d, c->score };
+	}
+	strbuf_free(&qs);
+	qsort_r(rk, (size_t)nrk, sizeof(ranked), cmp_ranked, e);
+	res->total = nrk;
+	for (int k = 0; k < 4; k++)
+		if (ntype[k])
+			res->types[res->ntypes++] = (atlas_facet){ types[k], types[k], ntype[k] };
+	/* topic facet: top-level topics of the matching pages */
+	if (topic_counts) {
+		res->topics = calloc(32, sizeof(atlas_facet));
+		for (int d = 0; d < e->ndocs && res->topics; d++) {
+			if (!topic_counts[d] || e->mark[d] != e->generation)
+				continue;
+			const atlas_doc *doc = &e->docs[d];
+			const char *seen_top[8];
+			int nseen = 0;
+			for (int k = 0; k < doc->ntopics; k++) {
+				const char *t = doc->topics[k];
+				size_t tl = strcspn(t, "/");
+				bool dup = false;
+				for (int s = 0; s < nseen; s++)
+					dup |= strncmp(seen_top[s], t, tl) == 0 &&
+					       (seen_top[s][tl] == '/' || seen_top[s][tl] == '\0');
+				if (dup || nseen == 8)
+					continue;
+				seen_top[nseen++] = t;
+				int f;
+				for (f = 0; f < res->ntopics; f++)
+					if (strlen(res->topics[f].value) == tl && strncmp(res->topics[f].value, t, tl) == 0)
+						break;
+				if (f == res->ntopics && res->ntopics < 32) {
+					char path[300];
+					snprintf(path, sizeof(path), "/t/%.*s", (int)tl, t);
+					int ti = atlas_engine_find(e, path);
+					if (ti < 0)
+						continue;
+					res->topics[f] = (atlas_facet){ e->docs[ti].path + 3, e->docs[ti].title, 0 };
+					res->ntopics++;
+				}
+				if (f < res->ntopics)
+					res->topics[f].count++;
+			}
+		}
+		free(topic_counts);
+	}
+
+	int start = p->offset < nrk ? p->offset : nrk;
+	int end = start + limit < nrk ? start + limit : nrk;
+	res->hits = calloc((size_t)(end - start ? end - start : 1), sizeof(atlas_hit));
+	if (!res->hits) {
+		rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = start; i < end; i++) {
+		atlas_hit *h = &res->hits[res->nhits++];
+		h->doc = rk[i].doc;
+		h->score = rk[i].score;
+		strbuf tb = STRBUF_INIT;
+		strbuf_append_html(&tb, e->docs[h->doc].title, strlen(e->docs[h->doc].title));
+		h->title_html = strbuf_detach(&tb);
+		fill_sections(e, h, strbuf_str(&pl.sections));
+		if (p->explain) {
+			const atlas_doc *doc = &e->docs[h->doc];
+			candidate *c = &e->cand[h->doc];
+			fill_explain(e, h, &pl, c, c->title, c->exact, coverage_of(&pl, c), type_weight(doc->type),
+				     RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority, prefix_only(&pl, c));
+		}
+	}
+	goto out;
+facets:
+	res->hits = calloc(1, sizeof(atlas_hit));
+out:
+	free(rk);
+	plan_free(&pl);
+	res->took_ms = now_ms() - t0;
+	if (rc)
+		atlas_results_free(res);
+	return rc;
+}
+
+void atlas_results_free(atlas_results *res)
+{
+	if (!res)
+		return;
+	for (int i = 0; i < res->nhits; i++) {
+		atlas_hit *h = &res->hits[i];
+		free(h->snippet);
+		free(h->title_html);
+		free(h->explain);
+		for (int k = 0; k < h->nsections; k++) {
+			free(h->sections[k].heading);
+			free(h->sections[k].anchor);
+			free(h->sections[k].snippet);
+		}
+	}
+	free(res->hits);
+	free(res->topics);
+	free(res->query);
+	free(res->did_you_mean);
+	free(res->explain);
+	memset(res, 0, sizeof(*res));
+}

@@ -1,0 +1,109 @@
+/* suggest.c - typeahead: page titles whose words start with what the reader typed, then
+ * vocabulary terms with that prefix, most frequent first. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+static int cmp_sugg(const void *a, const void *b)
+{
+	const atlas_suggestion *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	return x->doc - y->doc;
+}
+
+int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *prefix)
+{
+	if (max <= 0 || !prefix)
+		return 0;
+	strbuf words = STRBUF_INIT;
+	engine_normalize(e, &words, prefix, false);
+	if (words.len == 0) {
+		strbuf_free(&words);
+		return 0;
+	}
+	/* the last word is a prefix; the words before it must appear in the title */
+	const char *all = strbuf_str(&words);
+	const char *last = strrchr(all, ' ');
+	last = last ? last + 1 : all;
+	size_t last_len = strlen(last);
+	int n = 0;
+	atlas_suggestion *pages = malloc((size_t)max * sizeof(*pages));
+	int npages = 0;
+	for (int d = 0; d < e->ndocs && pages; d++) {
+		const atlas_doc *doc = &e->docs[d];
+		strbuf tw = STRBUF_INIT;
+		strbuf_putc(&tw, ' ');
+		engine_normalize(e, &tw, doc->title, false);
+		strbuf_putc(&tw, ' ');
+		const char *t = strbuf_str(&tw);
+		bool ok = true;
+		for (const char *w = all; ok && w < last;) {
+			const char *sp = strchr(w, ' ');
+			size_t wl = sp ? (size_t)(sp - w) : strlen(w);
+			char pat[256];
+			snprintf(pat, sizeof(pat), " %.*s ", (int)wl, w);
+			ok = strstr(t, pat) != NULL;
+			w += wl + 1;
+		}
+		char pat[256];
+		snprintf(pat, sizeof(pat), " %s", last);
+		const char *at = ok ? strstr(t, pat) : NULL;
+		if (at) {
+			/* earlier in the title and shorter titles first; explainers and guides over the rest */
+			double score = 10.0 - (double)(at - t) / 20.0 - (double)tw.len / 200.0 + doc->priority;
+			if (strcmp(doc->type, "page") == 0)
+				score -= 2;
+			if (npages < max)
+				pages[npages++] = (atlas_suggestion){ d, NULL, score };
+			else {
+				qsort(pages, (size_t)npages, sizeof(*pages), cmp_sugg);
+				if (score > pages[npages - 1].score)
+					pages[npages - 1] = (atlas_suggestion){ d, NULL, score };
+			}
+		}
+		strbuf_free(&tw);
+	}
+	if (pages) {
+		qsort(pages, (size_t)npages, sizeof(*pages), cmp_sugg);
+		int take = npages < (max + 1) / 2 + 2 ? npages : (max + 1) / 2 + 2;
+		if (take > max)
+			take = max;
+		memcpy(out, pages, (size_t)take * sizeof(*out));
+		n = take;
+		free(pages);
+	}
+	/* terms: binary search for the first vocabulary entry with the prefix */
+	int lo = 0, hi = e->nvocab;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (strcmp(e->vocab[mid].term, last) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int first_term = n;
+	for (int i = lo; i < e->nvocab && i < lo + 20000; i++) {
+		const vocab_entry *v = &e->vocab[i];
+		if (strncmp(v->term, last, last_len) != 0)
+			break;
+		if (v->len < 3 || v->df < 2)
+			continue;
+		atlas_suggestion s = { -1, v->term, (double)v->df };
+		if (n < max) {
+			out[n++] = s;
+		} else {
+			int worst = first_term;
+			for (int k = first_term; k < n; k++)
+				if (out[k].score < out[worst].score)
+					worst = k;
+			if (worst < n && s.score > out[worst].score)
+				out[worst] = s;
+		}
+	}
+	qsort(out + first_term, (size_t)(n - first_term), sizeof(*out), cmp_sugg);
+	strbuf_free(&words);
+	return n;
+}

@@ -274,6 +274,16 @@ static int emit_group(atlas_analyzer *a, int flags, const char *text, int p0, in
 	int query = (flags & FTS5_TOKENIZE_QUERY) != 0;
 	int prefix = (flags & FTS5_TOKENIZE_PREFIX) != 0;
 
+	if (flags & FTS5_TOKENIZE_AUX) {
+		/* snippets and highlights take matches from the index and only need each position's
+		 * byte range: no stems, no colocated forms */
+		for (int i = p0; i < p1 && !rc; i++) {
+			const part *pt = &a->parts[i];
+			rc = fn(ctx, 0, a->arena + a->toks[pt->tok].off + pt->o1, pt->o2 - pt->o1, pt->start,
+				pt->end);
+		}
+		return rc;
+	}
 	if (query && nparts > 1 && nparts <= ATLAS_MAX_COMPOUND_PARTS) {
 		int len = compound_of(a, text, p0, p1 - 1, comp, sizeof(comp));
 		if (len > 0)

@@ -268,11 +268,12 @@ static int prepare_all(atlas_engine *e, atlas_error *err)
 		  " -bm25(fts, 0, 0, 0, 1, 0), -bm25(fts, 0, 0, 0, 0, 1) FROM fts"
 		  " WHERE fts MATCH ?1 AND rowid = ?2" },
 		{ &e->st_sections,
-		  "SELECT s.ord, s.level, s.anchor, highlight(sec_fts, 0, char(1), char(2)),"
+		  "SELECT rowid, bm25(sec_fts, 4.0, 1.0) FROM sec_fts WHERE sec_fts MATCH ?1" },
+		{ &e->st_snippet,
+		  "SELECT sec_fts.rowid, s.level, s.anchor, highlight(sec_fts, 0, char(1), char(2)),"
 		  " snippet(sec_fts, 1, char(1), char(2), '…', 14) FROM sec_fts"
 		  " JOIN sections s ON s.id = sec_fts.rowid"
-		  " WHERE sec_fts MATCH ?1 AND sec_fts.rowid BETWEEN ?2 AND ?3"
-		  " ORDER BY bm25(sec_fts, 4.0, 1.0) LIMIT 6" },
+		  " WHERE sec_fts MATCH ?1 AND sec_fts.rowid IN (SELECT value FROM json_each(?2))" },
 		{ &e->st_next, "SELECT dst, signal, weight, detail FROM next_candidates WHERE src = ?1" },
 		{ &e->st_guide_steps, "SELECT step, doc_id FROM guide_steps WHERE guide_id = ?1 ORDER BY step" },
 	};
@@ -351,6 +352,7 @@ void atlas_engine_free(atlas_engine *e)
 	sqlite3_finalize(e->st_match);
 	sqlite3_finalize(e->st_explain);
 	sqlite3_finalize(e->st_sections);
+	sqlite3_finalize(e->st_snippet);
 	sqlite3_finalize(e->st_next);
 	sqlite3_finalize(e->st_guide_steps);
 	atlas_analyzer_free(e->analyzer);

@@ -30,12 +30,13 @@ typedef struct candidate {
 	double score;
 	double title;           /* share of content words in the title */
 	bool exact;             /* the title is the query */
+	int rank_slot;          /* 1 + its place on the page of hits being filled, or 0 */
 } candidate;
 
 struct atlas_engine {
 	sqlite3 *db;
 	atlas_analyzer *analyzer;
-	sqlite3_stmt *st_match, *st_explain, *st_sections, *st_next, *st_guide_steps;
+	sqlite3_stmt *st_match, *st_explain, *st_sections, *st_snippet, *st_next, *st_guide_steps;
 	atlas_doc *docs;
 	int ndocs;
 	strmap path_index;      /* path -> doc index */

@@ -67,10 +67,8 @@ static int doc_of_id(const atlas_engine *e, int id)
 	return id >= 1 && id <= e->ndocs ? id - 1 : -1;
 }
 
-static int cmp_nx(const void *a, const void *b, void *ctx)
+static int cmp_nx(const nx *x, const nx *y, const atlas_engine *e)
 {
-	const nx *x = a, *y = b;
-	const atlas_engine *e = ctx;
 	if (x->score != y->score)
 		return x->score > y->score ? -1 : 1;
 	return strcmp(e->docs[x->doc].path, e->docs[y->doc].path);
@@ -215,13 +213,11 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 	/* greedy selection with a penalty for repeating a topic already chosen */
 	res->items = calloc((size_t)limit, sizeof(atlas_next_item));
 	for (int pick = 0; res->items && pick < limit; pick++) {
-		qsort_r(all, (size_t)n, sizeof(nx), cmp_nx, e);
 		int best = -1;
 		for (int i = 0; i < n; i++)
-			if (!all[i].excluded && all[i].score > 0) {
+			if (!all[i].excluded && all[i].score > 0 &&
+			    (best < 0 || cmp_nx(&all[i], &all[best], e) < 0))
 				best = i;
-				break;
-			}
 		if (best < 0)
 			break;
 		nx *c = &all[best];

@@ -13,7 +13,8 @@
 #include "stopwords.h"
 
 #define MAX_TERMS 32
-#define MAX_ALTS 6
+#define MAX_ALTS 12
+#define PREFIX_EXPANSIONS 6 /* vocabulary words tried for the word being typed */
 #define MAX_PHRASES 63
 
 /**************************************************************************************************
@@ -22,11 +23,14 @@
 
 typedef struct qterm {
 	char *word;              /* folded surface text (words of a phrase joined by spaces) */
-	char *alts[MAX_ALTS];    /* MATCH fragments: quoted strings, prefix ones end in '*' */
+	char *alts[MAX_ALTS];    /* MATCH fragments: quoted strings */
+	int prefix_from;         /* alts from this index on are completions of a prefix word */
 	int nalts;
 	bool phrase, negated, stop, prefix;
 	char *correction;        /* spelling correction applied, or NULL */
 	int syn_group;           /* synonym group expanded, or 0 */
+	char *title_pats[MAX_ALTS]; /* " stem " patterns looked for in a title (" prefix" for a prefix) */
+	int ntitle_pats;
 } qterm;
 
 typedef struct plan {
@@ -46,6 +50,8 @@ static void plan_free(plan *pl)
 		free(pl->terms[i].correction);
 		for (int k = 0; k < pl->terms[i].nalts; k++)
 			free(pl->terms[i].alts[k]);
+		for (int k = 0; k < pl->terms[i].ntitle_pats; k++)
+			free(pl->terms[i].title_pats[k]);
 	}
 	strbuf_free(&pl->strict);
 	strbuf_free(&pl->relaxed);
@@ -235,6 +241,45 @@ static void word_alts(qterm *t, const char *w)
 	}
 }
 
+/* Completions of the word being typed: the most frequent vocabulary words that start with it,
+ * found in the sorted in-memory vocabulary (cheaper and more predictable than an FTS5 prefix
+ * query, which merges the lists of every term with the prefix). */
+static void expand_prefix(const atlas_engine *e, qterm *t)
+{
+	size_t len = strlen(t->word);
+	int lo = 0, hi = e->nvocab;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (strcmp(e->vocab[mid].term, t->word) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const vocab_entry *top[PREFIX_EXPANSIONS];
+	int ntop = 0;
+	for (int i = lo; i < e->nvocab && i < lo + 5000; i++) {
+		const vocab_entry *v = &e->vocab[i];
+		if (strncmp(v->term, t->word, len) != 0)
+			break;
+		if ((size_t)v->len == len)
+			continue;
+		int k;
+		if (ntop < PREFIX_EXPANSIONS)
+			k = ntop++;
+		else if (v->df > top[PREFIX_EXPANSIONS - 1]->df)
+			k = PREFIX_EXPANSIONS - 1;
+		else
+			continue;
+		while (k > 0 && top[k - 1]->df < v->df) {
+			top[k] = top[k - 1];
+			k--;
+		}
+		top[k] = v;
+	}
+	for (int k = 0; k < ntop; k++)
+		add_alt(t, top[k]->term, (size_t)top[k]->len, false);
+}
+
 static qterm *new_term(plan *pl)
 {
 	if (pl->nterms == MAX_TERMS)
@@ -299,8 +344,9 @@ static void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
 					pl->corrected = true;
 				}
 			}
+			t->prefix_from = t->nalts;
 			if (t->prefix)
-				add_alt(t, t->word, strlen(t->word), true);
+				expand_prefix(e, t);
 			i += span;
 		}
 	next_clause:
@@ -430,43 +476,51 @@ static double type_weight(const char *type)
 	return RANK_TYPE_PAGE;
 }
 
+static void add_title_pat(atlas_engine *e, qterm *t, const char *text, bool prefix)
+{
+	if (t->ntitle_pats == MAX_ALTS)
+		return;
+	strbuf sb = STRBUF_INIT;
+	strbuf_putc(&sb, ' ');
+	if (prefix)
+		strbuf_puts(&sb, text);
+	else {
+		engine_normalize(e, &sb, text, true);
+		strbuf_putc(&sb, ' ');
+	}
+	t->title_pats[t->ntitle_pats++] = strbuf_detach(&sb);
+}
+
+/* Computes, once per query, the title patterns of every content term. */
+static void title_patterns(atlas_engine *e, plan *pl)
+{
+	for (int i = 0; i < pl->nterms; i++) {
+		qterm *t = &pl->terms[i];
+		if (t->negated || t->stop)
+			continue;
+		add_title_pat(e, t, t->correction ? t->correction : t->word, false);
+		if (t->prefix)
+			add_title_pat(e, t, t->word, true);
+		for (int k = 0; t->syn_group && k < e->nsyn; k++)
+			if (e->syn[k].group == t->syn_group)
+				add_title_pat(e, t, e->syn[k].text, false);
+	}
+}
+
 /* Share of the content words found in the title (by stem), and whether the title is the query. */
-static double title_match(atlas_engine *e, const plan *pl, const atlas_doc *d, bool *exact,
-			  const char *query_stems)
+static double title_match(const plan *pl, const atlas_doc *d, bool *exact, const char *query_stems)
 {
 	int hit = 0, n = 0;
-	char stem[256], pat[300];
 	for (int i = 0; i < pl->nterms; i++) {
 		const qterm *t = &pl->terms[i];
 		if (t->negated || t->stop)
 			continue;
 		n++;
-		const char *w = t->correction ? t->correction : t->word;
-		if (t->phrase || strchr(w, ' ')) {
-			strbuf sb = STRBUF_INIT;
-			engine_normalize(e, &sb, w, true);
-			snprintf(pat, sizeof(pat), " %s ", strbuf_str(&sb));
-			strbuf_free(&sb);
-		} else {
-			atlas_stem(e->analyzer, w, (int)strlen(w), stem, sizeof(stem));
-			snprintf(pat, sizeof(pat), t->prefix ? " %s" : " %s ", t->prefix ? w : stem);
-		}
-		if (strstr(d->title_norm, pat))
-			hit++;
-		else if (t->syn_group) {
-			for (int k = 0; k < e->nsyn; k++) {
-				if (e->syn[k].group != t->syn_group)
-					continue;
-				strbuf sb = STRBUF_INIT;
-				engine_normalize(e, &sb, e->syn[k].text, true);
-				snprintf(pat, sizeof(pat), " %s ", strbuf_str(&sb));
-				strbuf_free(&sb);
-				if (strstr(d->title_norm, pat)) {
-					hit++;
-					break;
-				}
+		for (int k = 0; k < t->ntitle_pats; k++)
+			if (strstr(d->title_norm, t->title_pats[k])) {
+				hit++;
+				break;
 			}
-		}
 	}
 	size_t ql = strlen(query_stems);
 	*exact = ql > 0 && strlen(d->title_norm) == ql + 2 && strncmp(d->title_norm + 1, query_stems, ql) == 0;
@@ -502,7 +556,7 @@ static bool prefix_only(const plan *pl, const candidate *c)
 			bool exact = false, pre = false;
 			for (int k = 0; k < t->nalts && p + k < MAX_PHRASES; k++) {
 				bool m = c->phrases & ((sqlite3_int64)1 << (p + k));
-				if (t->alts[k][strlen(t->alts[k]) - 1] == '*')
+				if (k >= t->prefix_from)
 					pre |= m;
 				else
 					exact |= m;
@@ -553,32 +607,130 @@ static char *highlighted(const unsigned char *s)
 	return strbuf_detach(&sb);
 }
 
-static void fill_sections(atlas_engine *e, atlas_hit *h, const char *expr)
+/* The doc index owning section id (docs are in id order, their sections contiguous), or -1. */
+static int doc_of_section(const atlas_engine *e, int sec)
 {
-	const atlas_doc *d = &e->docs[h->doc];
+	int lo = 0, hi = e->ndocs - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		if (sec < e->docs[mid].first_section)
+			hi = mid - 1;
+		else if (sec > e->docs[mid].last_section)
+			lo = mid + 1;
+		else
+			return mid;
+	}
+	return -1;
+}
+
+#define SECTIONS_PER_HIT 4
+
+/* Best-matching sections of every hit on the page: one pass ranks all matching sections by BM25
+ * (no text), a second takes highlights and snippets of the best ones only. Each hit's snippet is
+ * its best section's; a hit that matched no section shows its description. */
+static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const char *expr)
+{
+	typedef struct {
+		int id;
+		double bm25;
+	} sec_rank;
+	sec_rank(*best)[SECTIONS_PER_HIT] = calloc((size_t)(nhits ? nhits : 1), sizeof(*best));
+	int *nbest = calloc((size_t)(nhits ? nhits : 1), sizeof(int));
+	strbuf ids = STRBUF_INIT;
+	if (!best || !nbest)
+		goto out;
+	/* which hit (if any) each doc is, through the per-query mark array */
+	for (int i = 0; i < nhits; i++)
+		e->cand[hits[i].doc].rank_slot = i + 1;
 	sqlite3_stmt *st = e->st_sections;
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 2, d->first_section);
-	sqlite3_bind_int(st, 3, d->last_section);
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		int level = sqlite3_column_int(st, 1);
-		const unsigned char *snip = sqlite3_column_text(st, 4);
-		if (!h->snippet && snip && strchr((const char *)snip, '\1'))
-			h->snippet = highlighted(snip);
-		if (level > 0 && h->nsections < 3) {
-			atlas_section_hit *s = &h->sections[h->nsections++];
-			s->heading = highlighted(sqlite3_column_text(st, 3));
-			s->anchor = strdup((const char *)sqlite3_column_text(st, 2));
-			s->snippet = highlighted(snip);
+		int id = sqlite3_column_int(st, 0);
+		int d = doc_of_section(e, id);
+		if (d < 0 || e->mark[d] != e->generation || !e->cand[d].rank_slot)
+			continue;
+		int h = e->cand[d].rank_slot - 1;
+		double b = sqlite3_column_double(st, 1); /* more negative is better */
+		int k;
+		if (nbest[h] < SECTIONS_PER_HIT)
+			k = nbest[h]++;
+		else if (b < best[h][SECTIONS_PER_HIT - 1].bm25)
+			k = SECTIONS_PER_HIT - 1;
+		else
+			continue;
+		while (k > 0 && best[h][k - 1].bm25 > b) {
+			best[h][k] = best[h][k - 1];
+			k--;
+		}
+		best[h][k].id = id;
+		best[h][k].bm25 = b;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	strbuf_putc(&ids, '[');
+	for (int h = 0; h < nhits; h++)
+		for (int k = 0; k < nbest[h]; k++)
+			strbuf_printf(&ids, "%s%d", ids.len > 1 ? "," : "", best[h][k].id);
+	strbuf_putc(&ids, ']');
+	st = e->st_snippet;
+	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, strbuf_str(&ids), -1, SQLITE_STATIC);
+	/* rows come in rowid order; keep them and place them in rank order */
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int id = sqlite3_column_int(st, 0);
+		int d = doc_of_section(e, id);
+		if (d < 0 || !e->cand[d].rank_slot)
+			continue;
+		int h = e->cand[d].rank_slot - 1;
+		for (int k = 0; k < nbest[h]; k++) {
+			if (best[h][k].id != id)
+				continue;
+			atlas_hit *hit = &hits[h];
+			const unsigned char *snip = sqlite3_column_text(st, 4);
+			if (k == 0 || !hit->snippet_rank || k < hit->snippet_rank - 1) {
+				if (snip && strchr((const char *)snip, '\1')) {
+					free(hit->snippet);
+					hit->snippet = highlighted(snip);
+					hit->snippet_rank = k + 1;
+				}
+			}
+			if (sqlite3_column_int(st, 1) > 0) {
+				atlas_section_hit *s = &hit->sections[hit->nsections < 3 ? hit->nsections++ : 2];
+				if (s->heading) {
+					/* keep the three best: replace the worst only */
+					continue;
+				}
+				s->heading = highlighted(sqlite3_column_text(st, 3));
+				s->anchor = strdup((const char *)sqlite3_column_text(st, 2));
+				s->snippet = highlighted(snip);
+				s->rank = k;
+			}
 		}
 	}
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
-	if (!h->snippet) {
-		strbuf sb = STRBUF_INIT;
-		strbuf_append_html(&sb, d->description, strlen(d->description));
-		h->snippet = strbuf_detach(&sb);
+out:
+	for (int i = 0; i < nhits; i++) {
+		atlas_hit *h = &hits[i];
+		e->cand[h->doc].rank_slot = 0;
+		/* sections in rank order */
+		for (int a = 0; a < h->nsections; a++)
+			for (int b = a + 1; b < h->nsections; b++)
+				if (h->sections[b].rank < h->sections[a].rank) {
+					atlas_section_hit t = h->sections[a];
+					h->sections[a] = h->sections[b];
+					h->sections[b] = t;
+				}
+		if (!h->snippet) {
+			const atlas_doc *d = &e->docs[h->doc];
+			strbuf sb = STRBUF_INIT;
+			strbuf_append_html(&sb, d->description, strlen(d->description));
+			h->snippet = strbuf_detach(&sb);
+		}
 	}
+	free(best);
+	free(nbest);
+	strbuf_free(&ids);
 }
 
 static void fill_explain(atlas_engine *e, atlas_hit *h, const plan *pl, const candidate *c,
@@ -671,6 +823,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	memset(&pl, 0, sizeof(pl));
 	analyze_query(e, &pl, &q);
 	build_expressions(&pl);
+	title_patterns(e, &pl);
 	parsed_query_free(&q);
 	if (p->explain)
 		explain_plan(res, &pl);
@@ -723,7 +876,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		if (!type_ok || !topic_ok)
 			continue;
 		bool exact = false;
-		double title = title_match(e, &pl, doc, &exact, strbuf_str(&qs));
+		double title = title_match(&pl, doc, &exact, strbuf_str(&qs));
 		double cov = coverage_of(&pl, c);
 		double tw = type_weight(doc->type);
 		double pw = RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority;
@@ -794,7 +947,6 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		strbuf tb = STRBUF_INIT;
 		strbuf_append_html(&tb, e->docs[h->doc].title, strlen(e->docs[h->doc].title));
 		h->title_html = strbuf_detach(&tb);
-		fill_sections(e, h, strbuf_str(&pl.sections));
 		if (p->explain) {
 			const atlas_doc *doc = &e->docs[h->doc];
 			candidate *c = &e->cand[h->doc];
@@ -802,6 +954,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 				     RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority, prefix_only(&pl, c));
 		}
 	}
+	fill_sections(e, res->hits, res->nhits, strbuf_str(&pl.sections));
 	goto out;
 facets:
 	res->hits = calloc(1, sizeof(atlas_hit));

@@ -1,0 +1,103 @@
+/* bench_query.c - in-process latency of search, suggest and next over a query file, reported as
+ * median, p50 and p99 in microseconds. Snippets, sections, facets and corrections included. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+
+static double now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void report(const char *what, double *t, int n)
+{
+	if (!n)
+		return;
+	qsort(t, (size_t)n, sizeof(double), cmp_double);
+	printf("%-8s n=%-6d p50 %8.1f us  p90 %8.1f us  p99 %8.1f us  max %8.1f us\n", what, n,
+	       t[n / 2], t[(int)(n * 0.9)], t[(int)(n * 0.99)], t[n - 1]);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: bench_query INDEX QUERIES.tsv [ROUNDS]\n"
+				"  QUERIES.tsv: one query per line in its first tab-separated column ('#' comments)\n");
+		return 2;
+	}
+	int rounds = argc > 3 ? atoi(argv[3]) : 20;
+	atlas_engine *e = NULL;
+	atlas_error err = { 0, "" };
+	if (atlas_engine_open(&e, argv[1], &err)) {
+		fprintf(stderr, "bench_query: %s\n", err.msg);
+		return 1;
+	}
+	FILE *f = fopen(argv[2], "r");
+	if (!f) {
+		perror(argv[2]);
+		return 1;
+	}
+	char **qs = NULL;
+	int nq = 0, cap = 0;
+	char line[4096];
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		line[strcspn(line, "\t\n")] = '\0';
+		if (nq == cap) {
+			cap = cap ? cap * 2 : 256;
+			qs = realloc(qs, (size_t)cap * sizeof(char *));
+		}
+		qs[nq++] = strdup(line);
+	}
+	fclose(f);
+	int total = nq * rounds, nd = atlas_engine_ndocs(e);
+	double *ts = malloc((size_t)total * sizeof(double));
+	double *tg = malloc((size_t)total * sizeof(double));
+	double *tn = malloc((size_t)(rounds * nd) * sizeof(double));
+	int n = 0, ng = 0, nn = 0;
+	for (int r = 0; r < rounds; r++)
+		for (int i = 0; i < nq; i++) {
+			atlas_search_params p = { qs[i], 10, 0, NULL, NULL, false };
+			atlas_results res;
+			double t0 = now_us();
+			if (atlas_search(&res, e, &p, &err) == 0)
+				atlas_results_free(&res);
+			ts[n++] = now_us() - t0;
+			atlas_suggestion s[10];
+			t0 = now_us();
+			atlas_suggest(s, 10, e, qs[i]);
+			tg[ng++] = now_us() - t0;
+		}
+	for (int r = 0; r < rounds; r++)
+		for (int d = 0; d < nd; d++) {
+			atlas_next_params np = { atlas_engine_doc(e, d)->path, NULL, NULL, 0, 5 };
+			atlas_next_results nr;
+			double t0 = now_us();
+			if (atlas_next(&nr, e, &np, &err) == 0)
+				atlas_next_results_free(&nr);
+			tn[nn++] = now_us() - t0;
+		}
+	report("search", ts, n);
+	report("suggest", tg, ng);
+	report("next", tn, nn);
+	for (int i = 0; i < nq; i++)
+		free(qs[i]);
+	free(qs);
+	free(ts);
+	free(tg);
+	free(tn);
+	atlas_engine_free(e);
+	return 0;
+}

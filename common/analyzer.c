@@ -261,6 +261,9 @@ static int compound_of(const atlas_analyzer *a, const char *text, int p, int q, 
 	return len;
 }
 
+/* Internal flag: emit an identifier's parts, never its compound (query strings of several words). */
+#define ATLAS_TOKENIZE_PARTS 0x1000
+
 /**************************************************************************************************
 ** Emitting tokens for one identifier group of parts [p0, p1).
 */
@@ -284,7 +287,7 @@ static int emit_group(atlas_analyzer *a, int flags, const char *text, int p0, in
 		}
 		return rc;
 	}
-	if (query && nparts > 1 && nparts <= ATLAS_MAX_COMPOUND_PARTS) {
+	if (query && nparts > 1 && nparts <= ATLAS_MAX_COMPOUND_PARTS && !(flags & ATLAS_TOKENIZE_PARTS)) {
 		int len = compound_of(a, text, p0, p1 - 1, comp, sizeof(comp));
 		if (len > 0)
 			return fn(ctx, 0, comp, len, a->parts[p0].start, a->parts[p1 - 1].end);
@@ -328,6 +331,18 @@ int atlas_analyze(atlas_analyzer *a, int flags, const char *text, int n, atlas_t
 		rc = split_camel(a, text, t, &nparts);
 	if (rc != SQLITE_OK)
 		return rc;
+	/* a query string of several words is a phrase: identifiers in it are matched by their parts,
+	 * which sit at consecutive positions in documents, so that positions line up */
+	if (flags & FTS5_TOKENIZE_QUERY) {
+		int groups = nparts > 0;
+		for (int i = 1; i < nparts; i++) {
+			const part *prev = &a->parts[i - 1], *cur = &a->parts[i];
+			groups += !(prev->tok == cur->tok ||
+				    is_joiner(text, a->toks[prev->tok].end, a->toks[cur->tok].start));
+		}
+		if (groups > 1)
+			flags |= ATLAS_TOKENIZE_PARTS;
+	}
 	int p0 = 0;
 	for (int i = 1; i <= nparts && rc == 0; i++) {
 		int joined = 0;

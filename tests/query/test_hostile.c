@@ -1,0 +1,121 @@
+/* test_hostile.c - whatever a reader types, the engine answers with results or a clear error:
+ * never an FTS5 syntax error, never a crash. Each outcome is asserted. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "json.h"
+
+static int failures, checks;
+
+/* Runs q (n bytes, may hold NUL) and checks the call succeeds and serializes to valid JSON.
+ * want_results: 1 at least one result, 0 none, -1 either. */
+static void run(atlas_engine *e, const char *label, const char *q, size_t n, int want_results)
+{
+	char *copy = malloc(n + 1);
+	memcpy(copy, q, n);
+	copy[n] = '\0';
+	atlas_search_params p = { copy, 10, 0, NULL, NULL, false };
+	atlas_results r;
+	atlas_error err = { 0, "" };
+	checks++;
+	int rc = atlas_search(&r, e, &p, &err);
+	if (rc) {
+		failures++;
+		printf("FAIL  %-28s error %d: %s\n", label, rc, err.msg);
+		free(copy);
+		return;
+	}
+	char *json = atlas_json_search(e, &r);
+	cJSON *parsed = json ? cJSON_Parse(json) : NULL;
+	bool ok = parsed && cJSON_IsArray(cJSON_GetObjectItem(parsed, "results"));
+	if (ok && want_results >= 0)
+		ok = (r.total > 0) == (want_results > 0);
+	if (!ok) {
+		failures++;
+		printf("FAIL  %-28s total %d (want %s), json %s\n", label, r.total,
+		       want_results > 0 ? "some" : want_results == 0 ? "none" : "any", parsed ? "valid" : "INVALID");
+	} else
+		printf("ok    %-28s total %d\n", label, r.total);
+	cJSON_Delete(parsed);
+	free(json);
+	atlas_results_free(&r);
+	free(copy);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: test_hostile INDEX\n");
+		return 2;
+	}
+	atlas_engine *e = NULL;
+	atlas_error err = { 0, "" };
+	if (atlas_engine_open(&e, argv[1], &err)) {
+		printf("FAIL  open: %s\n", err.msg);
+		return 1;
+	}
+	char big[10 * 1024 + 1];
+	for (size_t i = 0; i < sizeof(big) - 1; i++)
+		big[i] = "consistent hashing ring "[i % 24];
+	big[sizeof(big) - 1] = '\0';
+	char many[500 * 6 + 1] = "";
+	for (int i = 0; i < 500; i++)
+		strcat(many, i % 2 ? "cache " : "raft ");
+#define RUN(label, s, want) run(e, label, s, sizeof(s) - 1, want)
+	RUN("empty", "", 0);
+	RUN("whitespace only", "   \t  ", 0);
+	run(e, "10 KB of text", big, strlen(big), 1);
+	RUN("lone quote", "\"", 0);
+	RUN("unbalanced quote", "\"consistent hashing", 1);
+	RUN("unbalanced parens", "((raft", 1);
+	RUN("close paren", "raft)", 1);
+	RUN("operators only", "AND OR NOT NEAR", -1);
+	RUN("operators with words", "raft AND OR NOT NEAR(cache, 2)", 1);
+	RUN("column filter", "title:raft", -1);
+	RUN("column filter braces", "{title body}: raft", 1);
+	RUN("star", "*", 0);
+	RUN("caret", "^raft", 1);
+	RUN("lone minus", "-", 0);
+	RUN("only exclusions", "-raft -cache", 0);
+	RUN("exclusion", "cache -redis", 1);
+	RUN("NUL byte", "raft\0cache", 1);
+	RUN("invalid UTF-8", "ca\xff\xfe" "che \xc3\x28 raft", 1);
+	RUN("overlong UTF-8", "\xc0\xaf raft", 1);
+	RUN("emoji", "\xf0\x9f\x94\xa5 cache \xf0\x9f\x9a\x80", 1);
+	RUN("sql injection", "'; DROP TABLE docs; --", -1);
+	RUN("sql injection 2", "\" OR 1=1 --", -1);
+	RUN("fts injection", "\") OR (\"", -1);
+	RUN("backslashes", "\\\\ \\\" raft", 1);
+	run(e, "500 words", many, strlen(many), 1);
+	RUN("control bytes", "\x01\x02raft\x1b[31m", 1);
+	RUN("very long word", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 0);
+	RUN("percent and underscore", "%_% raft_", 1);
+	RUN("html", "<script>alert(1)</script>", -1);
+
+	/* parameters out of range are clear errors */
+	atlas_search_params bad = { "raft", 51, 0, NULL, NULL, false };
+	atlas_results r;
+	checks += 3;
+	if (atlas_search(&r, e, &bad, &err) != ATLAS_EINVAL) {
+		failures++;
+		printf("FAIL  limit 51 accepted\n");
+	}
+	bad.limit = 10;
+	bad.offset = 1001;
+	if (atlas_search(&r, e, &bad, &err) != ATLAS_EINVAL) {
+		failures++;
+		printf("FAIL  offset 1001 accepted\n");
+	}
+	bad.offset = 0;
+	bad.type = "nonsense";
+	if (atlas_search(&r, e, &bad, &err) != ATLAS_EINVAL) {
+		failures++;
+		printf("FAIL  type nonsense accepted\n");
+	}
+	atlas_engine_free(e);
+	printf("%d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Behaviour of search, suggest and read next through atlas-query: the documented contracts
+(prefix, typos, synonyms, filters, facets, escaping, exit codes), each asserted.
+usage: test_query.py ATLAS_QUERY ATLAS_INDEX REAL_INDEX MINI_CORPUS"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+QUERY, INDEXER, INDEX, MINI = sys.argv[1:5]
+failures = 0
+
+
+def q(*args, index=None, expect_rc=0):
+    p = subprocess.run([QUERY, "--index", index or INDEX, *args], capture_output=True, text=True)
+    if p.returncode != expect_rc:
+        raise AssertionError(f"atlas-query {' '.join(args)}: exit {p.returncode}, want {expect_rc}: {p.stderr}")
+    return json.loads(p.stdout) if "--json" in args and p.returncode == 0 else p
+
+
+def check(name, cond, detail=""):
+    global failures
+    print(("ok    " if cond else "FAIL  ") + name + ("" if cond else f"  ({detail})"))
+    failures += not cond
+
+
+def paths(res):
+    return [r["path"] for r in res["results"]]
+
+
+def main():
+    r = q("--json", "consis")
+    check("prefix: 'consis' finds consistent hashing or consistency", any(
+        p in paths(r)[:3] for p in ("/consistent-hashing", "/consistency-quorums-cap")), paths(r)[:3])
+    r = q("--json", "distribted", "training")
+    check("typo corrected with did_you_mean", r["did_you_mean"] == "distributed training", r["did_you_mean"])
+    check("typo: corrected results", paths(r)[:1] == ["/distributed-training-parallelisms"], paths(r)[:3])
+    r = q("--json", "gil")
+    check("synonym/acronym: gil", paths(r)[:1] == ["/python-gil-honestly"], paths(r)[:3])
+    r = q("--json", "global", "interpreter", "lock")
+    check("synonym expansion both ways", "/python-gil-honestly" in paths(r)[:2], paths(r)[:3])
+    r = q("--json", "caching")
+    check("topic page ranks for its topic", "/t/systems/caching" in paths(r)[:5], paths(r)[:5])
+    r = q("--json", "python", "source")
+    check("guide ranks for its title", "/python-from-the-source" in paths(r)[:3], paths(r)[:3])
+    r = q("--json", "--type", "guide", "jax")
+    check("type filter", r["results"] and all(x["type"] == "guide" for x in r["results"]), paths(r))
+    check("type facet counts with filter", r["facets"]["type"].get("explainer", 0) > 0, r["facets"])
+    r = q("--json", "--topic", "systems/caching", "cache")
+    check("topic filter", r["results"] and all(any(t.startswith("systems/caching") for t in x["topics"])
+                                               for x in r["results"]), paths(r))
+    r = q("--json", "--limit", "3", "--offset", "2", "cache")
+    full = q("--json", "--limit", "5", "cache")
+    check("limit and offset page through the same ranking", paths(r) == paths(full)[2:5], (paths(r), paths(full)))
+    a, b = q("--json", "cache"), q("--json", "cache")
+    check("deterministic", paths(a) == paths(b))
+    r = q("--json", "shard_map")
+    check("identifier: shard_map", paths(r)[:1] == ["/shard-map-internals"], paths(r)[:3])
+    r = q("--json", "torch.compile")
+    check("identifier: torch.compile", "/torch-xla-dynamo-bridge" in paths(r)[:3], paths(r)[:3])
+    r = q("--json", "--", "cache", "-redis")
+    check("excluded word", r["total"] < q("--json", "cache")["total"], r["total"])
+    r = q("--json", "\"consistent hashing\"")
+    check("quoted phrase", paths(r)[:1] == ["/consistent-hashing"], paths(r)[:3])
+    r = q("--json", "how", "does", "a", "matching", "engine", "keep", "order", "fairness")
+    check("question finds its explainer", paths(r)[:1] == ["/design-a-matching-engine"], paths(r)[:3])
+    r = q("--json", "raft")
+    hit = r["results"][0]
+    check("sections carry heading and anchor", all(s["anchor"] and s["heading"] for s in hit["sections"]), hit["sections"])
+    check("snippet has a highlight", "<mark>" in hit["snippet"] or "<mark>" in json.dumps(hit["sections"]), hit["snippet"])
+    r = q("--json", "--suggest", "consis")
+    check("suggest returns titles and terms", any(s["kind"] == "page" for s in r["suggestions"]) and
+          any(s["kind"] == "term" for s in r["suggestions"]), r["suggestions"])
+    r = q("--json", "--next", "/jax-sharding")
+    check("next: five suggestions with reasons", len(r["suggestions"]) == 5 and all(s["reasons"] for s in r["suggestions"]), r)
+    check("next: excludes the page itself", "/jax-sharding" not in [s["path"] for s in r["suggestions"]])
+    r = q("--json", "--next", "/jax-sharding", "--guide", "jax-stack")
+    check("next: guide's next step first", r["suggestions"][0]["reasons"][0].startswith("Step "), r["suggestions"][0])
+    seen = ",".join(s["path"] for s in q("--json", "--next", "/jax-sharding")["suggestions"][:2])
+    r = q("--json", "--next", "/jax-sharding", "--seen", seen + ",/no-such-page")
+    check("next: seen pages left out, unknown ones ignored",
+          not set(seen.split(",")) & {s["path"] for s in r["suggestions"]}, r)
+    r = q("--json", "--next", "/guides")
+    check("next: works from site pages", isinstance(r["suggestions"], list))
+    q("--next", "/no-such-page", expect_rc=1)
+    q("--json", "--limit", "0", "raft", expect_rc=2)
+    q(expect_rc=2)
+    q("raft", index="/nonexistent/atlas.db", expect_rc=1)
+    r = q("--json", "zzzzqqqq")
+    check("no results is success", r["total"] == 0 and r["results"] == [])
+    p = q("--stats")
+    check("stats shows the build", "build_id" in p.stdout and "corpus_digest" in p.stdout, p.stdout)
+    p = q("--explain", "raft", "leader")
+    check("explain shows fields and boosts", "title" in p.stdout and "coverage" in p.stdout, p.stdout[:300])
+
+    # escaping: a page whose text holds markup comes back escaped, only <mark> is HTML
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = os.path.join(tmp, "corpus")
+        shutil.copytree(MINI, corpus)
+        with open(os.path.join(corpus, "explainers", "markup-probe.md"), "w") as f:
+            f.write('{\n  "title": "Markup <b>probe</b> \\"quoted\\"",\n  "description": "Probe page.",\n'
+                    '  "lastmod": "2026-07-10",\n  "priority": 0.8,\n  "image": "https://example.test/og/x.png",\n'
+                    '  "topics": ["systems/caching"],\n  "keywords": ["probe"]\n}\n\n## Zebra <img src=x onerror=alert(1)>\n\n'
+                    'The zebra text has <script>alert("x")</script> and "quotes" & ampersands.\n')
+        db = os.path.join(tmp, "x.db")
+        subprocess.run([INDEXER, "--corpus", corpus, "--out", db, "--quiet"], check=True)
+        r = q("--json", "zebra", index=db)
+        hit = r["results"][0]
+        blob = hit["snippet"] + json.dumps(hit["sections"])
+        check("markup escaped in snippets", "<script" not in blob and "&lt;script&gt;" in blob and "<img" not in blob, blob)
+        check("highlights are the only tags", blob.replace("<mark>", "").replace("</mark>", "").count("<") == 0, blob)
+        check("title served as text", hit["title"] == 'Markup <b>probe</b> "quoted"', hit["title"])
+
+    print(f"{failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

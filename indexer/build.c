@@ -450,9 +450,19 @@ static int write_meta(writer *w, const corpus *c, build_stats *stats)
 	gmtime_r(&now, &tm);
 	char when[32];
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	unsigned long long salt = (unsigned long long)now * 6364136223846793005ULL ^ (unsigned long long)getpid();
+	/* a build id unique per build, even for two builds of one corpus in the same second */
+	unsigned long long salt = 0;
+	FILE *ur = fopen("/dev/urandom", "rb");
+	if (!ur || fread(&salt, sizeof(salt), 1, ur) != 1) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		salt = ((unsigned long long)ts.tv_nsec << 20) ^ (unsigned long long)getpid() ^
+		       (unsigned long long)now * 6364136223846793005ULL;
+	}
+	if (ur)
+		fclose(ur);
 	snprintf(stats->build_id, sizeof(stats->build_id), "%08llx%08llx",
-		 (c->digest >> 32) & 0xffffffffULL, (salt >> 16) & 0xffffffffULL);
+		 (c->digest >> 32) & 0xffffffffULL, salt & 0xffffffffULL);
 	if (!rc)
 		rc = put_meta(w, st, "schema_version", "%d", ATLAS_SCHEMA_VERSION);
 	if (!rc)

@@ -85,6 +85,17 @@ static int field_line(const char *fm, const char *key)
 	return p ? line_of_offset(fm, (size_t)(p - fm)) : 1;
 }
 
+/* Line of the nth (1-based) occurrence of pat in data at or after the first occurrence of from
+ * (or the start when from is NULL), or fallback when absent. */
+static int line_of_nth(const char *data, const char *from, const char *pat, int nth, int fallback)
+{
+	const char *p = from ? strstr(data, from) : data;
+	for (int i = 0; p && i < nth; i++) {
+		p = strstr(i ? p + 1 : p, pat);
+	}
+	return p ? line_of_offset(data, (size_t)(p - data)) : fallback;
+}
+
 /* Returns the byte offset of the first invalid UTF-8 sequence in s[0..n), or -1 when valid. */
 static long utf8_invalid_at(const unsigned char *s, size_t n)
 {
@@ -200,6 +211,7 @@ typedef struct md_state {
 	strbuf link_text;
 	char *link_target;
 	strmap anchors;
+	size_t link_cursor;    /* where to look for the next link's text in body */
 	int oom;
 } md_state;
 
@@ -333,8 +345,12 @@ static int md_leave_span(MD_SPANTYPE type, void *detail, void *ud)
 	st->link_target = NULL;
 	l->text = strdup(strbuf_str(&st->link_text));
 	char pat[600];
-	snprintf(pat, sizeof(pat), "](%s", l->target);
-	const char *at = strstr(st->body, pat);
+	int plen = snprintf(pat, sizeof(pat), "](%s", l->target);
+	const char *at = st->body + st->link_cursor;
+	while ((at = strstr(at, pat)) && !strchr(")#?/ ", at[plen]))
+		at++;
+	if (at)
+		st->link_cursor = (size_t)(at - st->body) + 1;
 	l->line = st->body_line + (at ? line_of_offset(st->body, (size_t)(at - st->body)) - 1 : 0);
 	return 0;
 }
@@ -478,6 +494,11 @@ static void check_date(const page *p, diag_list *d)
 	int ok = s && strlen(s) == 10;
 	for (int i = 0; ok && i < 10; i++)
 		ok = (i == 4 || i == 7) ? s[i] == '-' : (s[i] >= '0' && s[i] <= '9');
+	if (ok) {
+		static const int days[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+		int month = (s[5] - '0') * 10 + (s[6] - '0'), day = (s[8] - '0') * 10 + (s[9] - '0');
+		ok = month >= 1 && month <= 12 && day >= 1 && day <= days[month - 1];
+	}
 	if (s && !ok)
 		diag_add(d, p->file, field_line(p->fm_text, "lastmod"), DIAG_ERROR,
 			 "field 'lastmod' must be a date YYYY-MM-DD, not '%s'", s);
@@ -500,13 +521,16 @@ static void parse_guide_sections(page *p, cJSON *fm, diag_list *d)
 	if (!p->gsecs)
 		return;
 	cJSON *it;
+	int index = -1;
 	cJSON_ArrayForEach(it, v) {
+		index++;
 		cJSON *t = cJSON_GetObjectItemCaseSensitive(it, "title");
 		cJSON *steps = cJSON_GetObjectItemCaseSensitive(it, "steps");
 		if (!cJSON_IsObject(it) || !cJSON_IsString(t) || !cJSON_IsArray(steps)) {
-			diag_add(d, p->file, line, DIAG_ERROR,
+			diag_add(d, p->file, line_of_nth(p->fm_text, "\"sections\"", "{", index + 1, line),
+				 DIAG_ERROR,
 				 "guide section %d must be an object with a 'title' string and a 'steps' list",
-				 p->ngsecs + 1);
+				 index + 1);
 			continue;
 		}
 		guide_section *g = &p->gsecs[p->ngsecs++];
@@ -575,6 +599,17 @@ int page_parse(page *p, const char *file, const char *data, size_t n, enum page_
 			ls--;
 		diag_add(d, file, line_of_offset(data, off), DIAG_ERROR,
 			 "invalid JSON in front matter at column %zu", off - ls + 1);
+		goto fail;
+	}
+	while (parse_end && parse_end < data + end && strchr(" \t\r\n", *parse_end))
+		parse_end++;
+	if (parse_end && parse_end < data + end) {
+		size_t off = (size_t)(parse_end - data), ls = off;
+		while (ls > 0 && data[ls - 1] != '\n')
+			ls--;
+		diag_add(d, file, line_of_offset(data, off), DIAG_ERROR,
+			 "invalid JSON in front matter at column %zu: text after the closing '}'", off - ls + 1);
+		cJSON_Delete(fm);
 		goto fail;
 	}
 	if (!cJSON_IsObject(fm)) {
@@ -861,6 +896,13 @@ static void load_topics(corpus *c, diag_list *d)
 		return;
 	}
 	digest_bytes(c, data, n);
+	long bad = utf8_invalid_at((const unsigned char *)data, n);
+	if (bad >= 0) {
+		diag_add(d, file, line_of_offset(data, (size_t)bad), DIAG_ERROR,
+			 "invalid UTF-8 at byte offset %ld", bad);
+		free(data);
+		return;
+	}
 	cJSON *root = cJSON_ParseWithLength(data, n);
 	cJSON *arr = root ? cJSON_GetObjectItemCaseSensitive(root, "topics") : NULL;
 	if (!root)
@@ -885,6 +927,13 @@ static void load_synonyms(corpus *c, diag_list *d)
 		return;
 	}
 	digest_bytes(c, data, n);
+	long bad = utf8_invalid_at((const unsigned char *)data, n);
+	if (bad >= 0) {
+		diag_add(d, file, line_of_offset(data, (size_t)bad), DIAG_ERROR,
+			 "invalid UTF-8 at byte offset %ld", bad);
+		free(data);
+		return;
+	}
 	cJSON *root = cJSON_ParseWithLength(data, n);
 	cJSON *groups = root ? cJSON_GetObjectItemCaseSensitive(root, "groups") : NULL;
 	if (!root)
@@ -901,7 +950,8 @@ static void load_synonyms(corpus *c, diag_list *d)
 			cJSON *terms = cJSON_GetObjectItemCaseSensitive(g, "terms");
 			int nt = cJSON_IsArray(terms) ? cJSON_GetArraySize(terms) : 0;
 			if (nt < 2) {
-				diag_add(d, file, 1, DIAG_ERROR, "synonym group %d needs a 'terms' list of two or more", gi);
+				diag_add(d, file, line_of_nth(data, NULL, "{", gi + 1, 1), DIAG_ERROR,
+					 "synonym group %d needs a 'terms' list of two or more", gi);
 				continue;
 			}
 			char **out = calloc((size_t)nt + 1, sizeof(char *));
@@ -911,7 +961,8 @@ static void load_synonyms(corpus *c, diag_list *d)
 			cJSON *t;
 			cJSON_ArrayForEach(t, terms) {
 				if (!cJSON_IsString(t) || !t->valuestring[0]) {
-					diag_add(d, file, 1, DIAG_ERROR, "synonym group %d: terms must be non-empty strings", gi);
+					diag_add(d, file, line_of_nth(data, NULL, "{", gi + 1, 1), DIAG_ERROR,
+						 "synonym group %d: terms must be non-empty strings", gi);
 					continue;
 				}
 				char *s = strdup(t->valuestring);
@@ -1054,6 +1105,14 @@ static int find_page(const corpus *c, const char *path)
 	return i ? *i : -1;
 }
 
+/* Line of a guide step: its quoted slug inside the "sections" list. */
+static int step_line(const char *fm, const char *slug)
+{
+	char pat[600];
+	snprintf(pat, sizeof(pat), "\"%s\"", slug);
+	return line_of_nth(fm, "\"sections\"", pat, 1, 1);
+}
+
 static void check_references(corpus *c, bool strict, diag_list *d)
 {
 	char path[1024];
@@ -1075,7 +1134,7 @@ static void check_references(corpus *c, bool strict, diag_list *d)
 			for (int k = 0; k < p->gsecs[g].nsteps; k++) {
 				snprintf(path, sizeof(path), "/%s", p->gsecs[g].steps[k]);
 				if (find_page(c, path) < 0)
-					diag_add(d, p->file, line_of_string(p->fm_text, p->gsecs[g].steps[k]),
+					diag_add(d, p->file, step_line(p->fm_text, p->gsecs[g].steps[k]),
 						 DIAG_ERROR, "guide step '%s' is not a page", p->gsecs[g].steps[k]);
 			}
 		for (int k = 0; k < p->nlinks; k++) {

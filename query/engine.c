@@ -109,7 +109,7 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(e->db,
 			       "SELECT id, path, url, title, type, description, topics, priority,"
-			       " first_section, last_section FROM docs ORDER BY id",
+			       " first_section, last_section, keywords FROM docs ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return atlas_error_set(err, ATLAS_ESQL, "read documents: %s", sqlite3_errmsg(e->db));
 	int cap = 0;
@@ -146,6 +146,11 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		engine_normalize(e, &tn, d->title, true);
 		strbuf_putc(&tn, ' ');
 		d->title_norm = strbuf_detach(&tn);
+		strbuf kn = STRBUF_INIT;
+		strbuf_putc(&kn, ' ');
+		engine_normalize(e, &kn, (const char *)sqlite3_column_text(st, 10), true);
+		strbuf_putc(&kn, ' ');
+		d->keywords_norm = strbuf_detach(&kn);
 		if (!strmap_put(&e->path_index, d->path, strlen(d->path), e->ndocs, NULL))
 			goto oom;
 		e->ndocs++;
@@ -369,6 +374,7 @@ void atlas_engine_free(atlas_engine *e)
 			free(d->topics[k]);
 		free(d->topics);
 		free(d->title_norm);
+		free(d->keywords_norm);
 	}
 	free(e->docs);
 	for (int i = 0; i < e->nvocab; i++)

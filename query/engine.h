@@ -97,7 +97,8 @@ typedef struct atlas_doc {
 	int ntopics;
 	double priority;
 	int first_section, last_section;
-	char *title_norm;    /* folded title words, space-separated, with spaces at both ends */
+	char *title_norm;    /* stems of the title, space-separated, with spaces at both ends */
+	char *keywords_norm; /* stems of the keywords, likewise */
 } atlas_doc;
 
 /* Opens the index at path read-only and loads what queries need into memory. On success *out owns

@@ -29,6 +29,7 @@ typedef struct candidate {
 	bool strict;            /* matched every content word */
 	double score;
 	double title;           /* share of content words in the title */
+	double keywords;        /* share of content words in the keywords */
 	bool exact;             /* the title is the query */
 	int rank_slot;          /* 1 + its place on the page of hits being filled, or 0 */
 } candidate;

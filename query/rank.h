@@ -6,6 +6,9 @@
  *             page matches (all-words matches rank first; partial matches still count)
  *   title     1 + RANK_TITLE_WORDS * (share of content words found in the title),
  *             times RANK_TITLE_EXACT when the title is exactly the query
+ *   keywords  1 + RANK_KEYWORD_WORDS * (share of content words found in the keywords)
+ * Coverage weighs each content word by its IDF, log(1 + N / (df + 1)), so a rare word decides
+ * more than a common one.
  *   type      per page type
  *   priority  RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * sitemap priority
  */
@@ -26,6 +29,7 @@
 #define RANK_COVERAGE_FLOOR 0.15
 #define RANK_TITLE_WORDS 0.8
 #define RANK_TITLE_EXACT 1.5
+#define RANK_KEYWORD_WORDS 0.5 /* keywords: 1 + this x share of content words among them */
 #define RANK_TYPE_EXPLAINER 1.0
 #define RANK_TYPE_GUIDE 1.0
 #define RANK_TYPE_TOPIC 0.85
@@ -42,7 +46,7 @@
 /* Typo tolerance: edits allowed by word length (Damerau, optimal string alignment). */
 #define TYPO_MIN_LEN 5         /* no correction below this length */
 #define TYPO_TWO_EDITS_LEN 9   /* two edits from this length on */
-#define TYPO_RARE_DF 2         /* a known word this rare is corrected ... */
+#define TYPO_RARE_DF 2         /* a known word this rare is offered a correction ... */
 #define TYPO_RARE_RATIO 20     /* ... when a neighbour is this many times more frequent */
 
 /* Read next: each candidate's score is the sum of its signals' weights times the signal's own

@@ -29,6 +29,7 @@ typedef struct qterm {
 	bool phrase, negated, stop, prefix;
 	char *correction;        /* spelling correction applied, or NULL */
 	int syn_group;           /* synonym group expanded, or 0 */
+	double idf;              /* weight of the term in the coverage of a page */
 	char *title_pats[MAX_ALTS]; /* " stem " patterns looked for in a title (" prefix" for a prefix) */
 	int ntitle_pats;
 } qterm;
@@ -339,8 +340,11 @@ static void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
 			else if (!t->stop && !cl->negated) {
 				const char *fix = correct_word(e, t->word, t->prefix);
 				if (fix) {
+					/* an unknown word is replaced in the search; a known but rare one
+					 * ("election" beside "selection") is only offered as did_you_mean */
 					t->correction = strdup(fix);
-					add_alt(t, fix, strlen(fix), false);
+					if (vocab_df(e, t->word, strlen(t->word)) == 0)
+						add_alt(t, fix, strlen(fix), false);
 					pl->corrected = true;
 				}
 			}
@@ -498,7 +502,19 @@ static void title_patterns(atlas_engine *e, plan *pl)
 		qterm *t = &pl->terms[i];
 		if (t->negated || t->stop)
 			continue;
-		add_title_pat(e, t, t->correction ? t->correction : t->word, false);
+		/* rarer words decide more of a page's coverage than common ones */
+		const char *w = t->correction && vocab_df(e, t->word, strlen(t->word)) == 0 ? t->correction : t->word;
+		int df = 0;
+		for (const char *c = w; *c;) {
+			size_t n = strcspn(c, " ");
+			int wdf = vocab_df(e, c, n);
+			if (!df || (wdf && wdf < df))
+				df = wdf;
+			c += n;
+			c += *c == ' ';
+		}
+		t->idf = log(1.0 + (double)e->ndocs / (df + 1.0));
+		add_title_pat(e, t, w, false);
 		if (t->prefix)
 			add_title_pat(e, t, t->word, true);
 		for (int k = 0; t->syn_group && k < e->nsyn; k++)
@@ -507,9 +523,11 @@ static void title_patterns(atlas_engine *e, plan *pl)
 	}
 }
 
-/* Share of the content words found in the title (by stem), and whether the title is the query. */
-static double title_match(const plan *pl, const atlas_doc *d, bool *exact, const char *query_stems)
+/* Share of the content words found in norm (a page's title or keywords, by stem), and, when exact
+ * is not NULL, whether the title is the query. */
+static double title_match(const plan *pl, const char *norm, bool *exact, const char *query_stems)
 {
+	const atlas_doc *d = NULL;
 	int hit = 0, n = 0;
 	for (int i = 0; i < pl->nterms; i++) {
 		const qterm *t = &pl->terms[i];
@@ -517,13 +535,16 @@ static double title_match(const plan *pl, const atlas_doc *d, bool *exact, const
 			continue;
 		n++;
 		for (int k = 0; k < t->ntitle_pats; k++)
-			if (strstr(d->title_norm, t->title_pats[k])) {
+			if (strstr(norm, t->title_pats[k])) {
 				hit++;
 				break;
 			}
 	}
+	if (!exact)
+		return n ? (double)hit / n : 0;
 	size_t ql = strlen(query_stems);
-	*exact = ql > 0 && strlen(d->title_norm) == ql + 2 && strncmp(d->title_norm + 1, query_stems, ql) == 0;
+	(void)d;
+	*exact = ql > 0 && strlen(norm) == ql + 2 && strncmp(norm + 1, query_stems, ql) == 0;
 	return n ? (double)hit / n : 0;
 }
 
@@ -532,16 +553,19 @@ static double coverage_of(const plan *pl, const candidate *c)
 	if (c->strict || pl->npositive <= 1)
 		return 1.0;
 	bool seen[MAX_TERMS] = { false };
-	int n = 0;
 	for (int p = 0; p < pl->nphrases && p < MAX_PHRASES; p++)
-		if (c->phrases & ((sqlite3_int64)1 << p)) {
-			int t = pl->phrase_term[p];
-			if (!seen[t]) {
-				seen[t] = true;
-				n++;
-			}
-		}
-	return (double)n / pl->npositive;
+		if (c->phrases & ((sqlite3_int64)1 << p))
+			seen[pl->phrase_term[p]] = true;
+	double got = 0, all = 0;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated || t->stop)
+			continue;
+		all += t->idf;
+		if (seen[i])
+			got += t->idf;
+	}
+	return all > 0 ? got / all : 1.0;
 }
 
 /* Whether a candidate matched only through the prefix alternative of the prefix word. */
@@ -743,14 +767,15 @@ static void fill_explain(atlas_engine *e, atlas_hit *h, const plan *pl, const ca
 	sqlite3_stmt *st = e->st_explain;
 	sqlite3_bind_text(st, 1, strbuf_str(&pl->relaxed), -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, e->docs[h->doc].id);
-	strbuf_printf(&sb, "bm25 %.3f =", c->bm25);
+	strbuf_printf(&sb, "bm25 %.3f; by field alone:", c->bm25);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		for (int k = 0; k < 5; k++)
-			strbuf_printf(&sb, " %s %.3f x %g%s", names[k], sqlite3_column_double(st, k), w[k],
-				      k < 4 ? " +" : "");
+			strbuf_printf(&sb, " %s %.3f (weight %g)%s", names[k], sqlite3_column_double(st, k), w[k],
+				      k < 4 ? "," : "");
 	sqlite3_reset(st);
-	strbuf_printf(&sb, "; coverage %.2f%s; title words %.2f%s; type x%.2f; priority x%.3f%s",
-		      cov, c->strict ? " (all words)" : "", title, exact ? " (exact title)" : "", tw, pw,
+	strbuf_printf(&sb, "; coverage %.2f%s; title words %.2f%s; keyword words %.2f; type x%.2f;"
+		      " priority x%.3f%s", cov, c->strict ? " (all words)" : "", title,
+		      exact ? " (exact title)" : "", c->keywords, tw, pw,
 		      ponly ? "; prefix only" : "");
 	h->explain = strbuf_detach(&sb);
 }
@@ -876,15 +901,18 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		if (!type_ok || !topic_ok)
 			continue;
 		bool exact = false;
-		double title = title_match(&pl, doc, &exact, strbuf_str(&qs));
+		double title = title_match(&pl, doc->title_norm, &exact, strbuf_str(&qs));
+		double kw = title_match(&pl, doc->keywords_norm, NULL, NULL);
 		double cov = coverage_of(&pl, c);
 		double tw = type_weight(doc->type);
 		double pw = RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority;
 		bool ponly = prefix_only(&pl, c);
 		c->title = title;
+		c->keywords = kw;
 		c->exact = exact;
 		c->score = c->bm25 * (RANK_COVERAGE_FLOOR + (1 - RANK_COVERAGE_FLOOR) * cov * cov) *
-			   (1 + RANK_TITLE_WORDS * title) * (exact ? RANK_TITLE_EXACT : 1.0) * tw * pw *
+			   (1 + RANK_TITLE_WORDS * title) * (exact ? RANK_TITLE_EXACT : 1.0) *
+			   (1 + RANK_KEYWORD_WORDS * kw) * tw * pw *
 			   (ponly ? RANK_PREFIX_ONLY : 1.0);
 		rk[nrk++] = (ranked){ d, c->score };
 	}

@@ -218,7 +218,10 @@ static int split_camel(atlas_analyzer *a, const char *text, int t, int *np)
 		if ((unsigned char)s[i] >= 0x80 || !isalnum((unsigned char)s[i]))
 			ascii = 0;
 	int from = 0;
-	if (ascii) {
+	int upper_inside = 0;
+	for (int i = 1; ascii && i < n && !upper_inside; i++)
+		upper_inside = s[i] >= 'A' && s[i] <= 'Z';
+	if (ascii && upper_inside) {
 		for (int i = 1; i < n; i++) {
 			int up = isupper((unsigned char)s[i]);
 			int prev_low = islower((unsigned char)s[i - 1]);
@@ -318,12 +321,82 @@ static int emit_group(atlas_analyzer *a, int flags, const char *text, int p0, in
 	return rc;
 }
 
+/* True for code points unicode61 treats as separators that the fast path knows: Latin-1
+ * punctuation and symbols, general punctuation (dashes, quotes, ellipsis), arrows, math operators,
+ * box drawing and geometric shapes (▸). Anything else non-ASCII goes to unicode61. */
+static int known_separator(unsigned cp)
+{
+	return (cp >= 0xA0 && cp <= 0xBF && cp != 0xAA && cp != 0xB2 && cp != 0xB3 && cp != 0xB5 &&
+		cp != 0xB9 && cp != 0xBA && cp != 0xBC && cp != 0xBD && cp != 0xBE) ||
+	       cp == 0xD7 || cp == 0xF7 || (cp >= 0x2000 && cp <= 0x206F) ||
+	       (cp >= 0x2190 && cp <= 0x22FF) || (cp >= 0x2500 && cp <= 0x25FF);
+}
+
+/* Splits text the way unicode61 does (ASCII letters and digits are token characters, folded to
+ * lowercase) without calling it, for text that is ASCII apart from known separators. Returns 0,
+ * 1 when the text holds a character only unicode61 can classify, or SQLITE_NOMEM. */
+static int fast_split(atlas_analyzer *a, const char *text, int n)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	int i = 0;
+	char buf[256];
+	while (i < n) {
+		unsigned c = s[i];
+		if (c >= 0x80) {
+			int len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+			if (!len || i + len > n)
+				return 1;
+			unsigned cp = c & (0xFF >> (len + 1));
+			for (int k = 1; k < len; k++)
+				cp = (cp << 6) | (s[i + k] & 0x3F);
+			if (!known_separator(cp))
+				return 1;
+			i += len;
+			continue;
+		}
+		int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum) {
+			i++;
+			continue;
+		}
+		int start = i, len = 0;
+		while (i < n && s[i] < 0x80 &&
+		       ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9'))) {
+			if (len < (int)sizeof(buf))
+				buf[len++] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
+			i++;
+		}
+		if (i < n && s[i] >= 0x80) {
+			/* a letter run touching a non-ASCII character: is that character a separator? */
+			int len2 = (s[i] & 0xE0) == 0xC0 ? 2 : (s[i] & 0xF0) == 0xE0 ? 3 : (s[i] & 0xF8) == 0xF0 ? 4 : 0;
+			if (!len2 || i + len2 > n)
+				return 1;
+			unsigned cp = s[i] & (0xFF >> (len2 + 1));
+			for (int k = 1; k < len2; k++)
+				cp = (cp << 6) | (s[i + k] & 0x3F);
+			if (!known_separator(cp))
+				return 1;
+		}
+		if (i - start > (int)sizeof(buf))
+			return 1; /* unicode61 has its own rules for very long tokens */
+		int rc = collect_token(a, 0, buf, len, start, i);
+		if (rc != SQLITE_OK)
+			return rc;
+	}
+	return 0;
+}
+
 int atlas_analyze(atlas_analyzer *a, int flags, const char *text, int n, atlas_token_fn fn,
 		  void *ctx)
 {
 	a->ntoks = 0;
 	a->narena = 0;
-	int rc = a->u61.tok.xTokenize(a->u61_inst, a, FTS5_TOKENIZE_DOCUMENT, text, n, collect_token);
+	int rc = flags & ATLAS_ANALYZE_UNICODE61 ? 1 : fast_split(a, text, n);
+	if (rc == 1) {
+		a->ntoks = 0;
+		a->narena = 0;
+		rc = a->u61.tok.xTokenize(a->u61_inst, a, FTS5_TOKENIZE_DOCUMENT, text, n, collect_token);
+	}
 	if (rc != SQLITE_OK)
 		return rc;
 	int nparts = 0;

@@ -14,6 +14,10 @@
 /* Longest run of identifier parts joined into compounds ("jax._src.core" has 3 parts). */
 #define ATLAS_MAX_COMPOUND_PARTS 8
 
+/* Flag for atlas_analyze: split with unicode61 even where the built-in ASCII splitter would do
+ * (which gives the same tokens faster); for tests that prove the two agree. */
+#define ATLAS_ANALYZE_UNICODE61 0x2000
+
 /* Token callback, with FTS5's xToken signature: tflags is 0 or FTS5_TOKEN_COLOCATED, token is
  * not NUL-terminated, [start, end) are byte offsets into the analyzed text. Return non-zero to stop. */
 typedef int (*atlas_token_fn)(void *ctx, int tflags, const char *token, int ntoken, int start,

@@ -146,6 +146,11 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		engine_normalize(e, &tn, d->title, true);
 		strbuf_putc(&tn, ' ');
 		d->title_norm = strbuf_detach(&tn);
+		strbuf tw = STRBUF_INIT;
+		strbuf_putc(&tw, ' ');
+		engine_normalize(e, &tw, d->title, false);
+		strbuf_putc(&tw, ' ');
+		d->title_words = strbuf_detach(&tw);
 		strbuf kn = STRBUF_INIT;
 		strbuf_putc(&kn, ' ');
 		engine_normalize(e, &kn, (const char *)sqlite3_column_text(st, 10), true);
@@ -375,6 +380,7 @@ void atlas_engine_free(atlas_engine *e)
 		free(d->topics);
 		free(d->title_norm);
 		free(d->keywords_norm);
+		free(d->title_words);
 	}
 	free(e->docs);
 	for (int i = 0; i < e->nvocab; i++)

@@ -99,6 +99,7 @@ typedef struct atlas_doc {
 	int first_section, last_section;
 	char *title_norm;    /* stems of the title, space-separated, with spaces at both ends */
 	char *keywords_norm; /* stems of the keywords, likewise */
+	char *title_words;   /* folded title words, likewise (for typeahead) */
 } atlas_doc;
 
 /* Opens the index at path read-only and loads what queries need into memory. On success *out owns

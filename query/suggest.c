@@ -34,11 +34,8 @@ int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *p
 	int npages = 0;
 	for (int d = 0; d < e->ndocs && pages; d++) {
 		const atlas_doc *doc = &e->docs[d];
-		strbuf tw = STRBUF_INIT;
-		strbuf_putc(&tw, ' ');
-		engine_normalize(e, &tw, doc->title, false);
-		strbuf_putc(&tw, ' ');
-		const char *t = strbuf_str(&tw);
+		const char *t = doc->title_words;
+		size_t tlen = strlen(t);
 		bool ok = true;
 		for (const char *w = all; ok && w < last;) {
 			const char *sp = strchr(w, ' ');
@@ -53,7 +50,7 @@ int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *p
 		const char *at = ok ? strstr(t, pat) : NULL;
 		if (at) {
 			/* earlier in the title and shorter titles first; explainers and guides over the rest */
-			double score = 10.0 - (double)(at - t) / 20.0 - (double)tw.len / 200.0 + doc->priority;
+			double score = 10.0 - (double)(at - t) / 20.0 - (double)tlen / 200.0 + doc->priority;
 			if (strcmp(doc->type, "page") == 0)
 				score -= 2;
 			if (npages < max)
@@ -64,7 +61,6 @@ int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *p
 					pages[npages - 1] = (atlas_suggestion){ d, NULL, score };
 			}
 		}
-		strbuf_free(&tw);
 	}
 	if (pages) {
 		qsort(pages, (size_t)npages, sizeof(*pages), cmp_sugg);

@@ -425,16 +425,15 @@ static void build_expressions(plan *pl)
 ** Retrieval and ranking.
 */
 
-static int run_match(atlas_engine *e, const char *expr, bool strict, atlas_error *err)
+static int run_match(atlas_engine *e, const char *expr, bool strict, int *rows, atlas_error *err)
 {
 	sqlite3_stmt *st = e->st_match;
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int *di = NULL;
+		++*rows;
 		sqlite3_int64 rowid = sqlite3_column_int64(st, 0);
 		int d = (int)rowid - 1; /* doc ids are 1..ndocs in order */
-		(void)di;
 		if (d < 0 || d >= e->ndocs)
 			continue;
 		candidate *c = &e->cand[d];
@@ -548,7 +547,7 @@ static double title_match(const plan *pl, const char *norm, bool *exact, const c
 	return n ? (double)hit / n : 0;
 }
 
-static double coverage_of(const plan *pl, const candidate *c)
+static double coverage_of(const plan *pl, candidate *c)
 {
 	if (c->strict || pl->npositive <= 1)
 		return 1.0;
@@ -557,6 +556,7 @@ static double coverage_of(const plan *pl, const candidate *c)
 		if (c->phrases & ((sqlite3_int64)1 << p))
 			seen[pl->phrase_term[p]] = true;
 	double got = 0, all = 0;
+	bool every = true;
 	for (int i = 0; i < pl->nterms; i++) {
 		const qterm *t = &pl->terms[i];
 		if (t->negated || t->stop)
@@ -564,7 +564,10 @@ static double coverage_of(const plan *pl, const candidate *c)
 		all += t->idf;
 		if (seen[i])
 			got += t->idf;
+		else
+			every = false;
 	}
+	c->strict = every;
 	return all > 0 ? got / all : 1.0;
 }
 
@@ -652,7 +655,8 @@ static int doc_of_section(const atlas_engine *e, int sec)
 /* Best-matching sections of every hit on the page: one pass ranks all matching sections by BM25
  * (no text), a second takes highlights and snippets of the best ones only. Each hit's snippet is
  * its best section's; a hit that matched no section shows its description. */
-static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const char *expr)
+static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const char *expr,
+			  const char *weights)
 {
 	typedef struct {
 		int id;
@@ -668,6 +672,7 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const cha
 		e->cand[hits[i].doc].rank_slot = i + 1;
 	sqlite3_stmt *st = e->st_sections;
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, weights, -1, SQLITE_STATIC);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		int id = sqlite3_column_int(st, 0);
 		int d = doc_of_section(e, id);
@@ -699,8 +704,10 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const cha
 	st = e->st_snippet;
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, strbuf_str(&ids), -1, SQLITE_STATIC);
-	/* rows come in rowid order; keep them and place them in rank order */
+	/* rows come in rowid order; keep the chosen ones and place them in rank order */
 	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (sqlite3_column_type(st, 2) == SQLITE_NULL)
+			continue;
 		int id = sqlite3_column_int(st, 0);
 		int d = doc_of_section(e, id);
 		if (d < 0 || !e->cand[d].rank_slot)
@@ -710,25 +717,24 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const cha
 			if (best[h][k].id != id)
 				continue;
 			atlas_hit *hit = &hits[h];
-			const unsigned char *snip = sqlite3_column_text(st, 4);
-			if (k == 0 || !hit->snippet_rank || k < hit->snippet_rank - 1) {
-				if (snip && strchr((const char *)snip, '\1')) {
-					free(hit->snippet);
-					hit->snippet = highlighted(snip);
-					hit->snippet_rank = k + 1;
-				}
+			const unsigned char *snip = sqlite3_column_text(st, 2);
+			if (snip && strchr((const char *)snip, '\1') &&
+			    (!hit->snippet_rank || k + 1 < hit->snippet_rank)) {
+				free(hit->snippet);
+				hit->snippet = highlighted(snip);
+				hit->snippet_rank = k + 1;
 			}
-			if (sqlite3_column_int(st, 1) > 0) {
-				atlas_section_hit *s = &hit->sections[hit->nsections < 3 ? hit->nsections++ : 2];
-				if (s->heading) {
-					/* keep the three best: replace the worst only */
-					continue;
-				}
-				s->heading = highlighted(sqlite3_column_text(st, 3));
-				s->anchor = strdup((const char *)sqlite3_column_text(st, 2));
-				s->snippet = highlighted(snip);
-				s->rank = k;
+			sqlite3_stmt *meta = e->st_section_meta;
+			sqlite3_bind_int(meta, 1, id);
+			if (sqlite3_step(meta) == SQLITE_ROW && sqlite3_column_int(meta, 0) > 0 &&
+			    hit->nsections < 3) {
+				atlas_section_hit *sec = &hit->sections[hit->nsections++];
+				sec->heading = highlighted(sqlite3_column_text(st, 1));
+				sec->anchor = strdup((const char *)sqlite3_column_text(meta, 1));
+				sec->snippet = highlighted(snip);
+				sec->rank = k;
 			}
+			sqlite3_reset(meta);
 		}
 	}
 	sqlite3_reset(st);
@@ -862,9 +868,14 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		goto facets; /* nothing to look for: an empty result, not an error */
 	if (++e->generation == 0)
 		e->generation = 1, memset(e->mark, 0, (size_t)e->ndocs * sizeof(*e->mark));
-	if (pl.npositive > 1 && (rc = run_match(e, strbuf_str(&pl.strict), true, err)))
+	/* any-word matches carry which words each page matched; only when they fill the candidate
+	 * budget could an all-words page have been cut, and the all-words query runs as well */
+	int nrel = 0;
+	if ((rc = run_match(e, strbuf_str(&pl.relaxed), false, &nrel, err)))
 		goto out;
-	if ((rc = run_match(e, strbuf_str(&pl.relaxed), false, err)))
+	int nstrict = 0;
+	if (nrel >= RANK_CANDIDATES && pl.npositive > 1 &&
+	    (rc = run_match(e, strbuf_str(&pl.strict), true, &nstrict, err)))
 		goto out;
 
 	/* query stems for the exact-title test: every word, stop words included */
@@ -982,7 +993,16 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 				     RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority, prefix_only(&pl, c));
 		}
 	}
-	fill_sections(e, res->hits, res->nhits, strbuf_str(&pl.sections));
+	strbuf weights = STRBUF_INIT;
+	for (int i = 0, np = 0; i < pl.nterms; i++) {
+		const qterm *t = &pl.terms[i];
+		if (t->negated || t->stop)
+			continue;
+		for (int k = 0; k < t->nalts; k++)
+			strbuf_printf(&weights, "%s%.3f", np++ ? "," : "", t->idf * (k >= t->prefix_from ? 0.7 : 1.0));
+	}
+	fill_sections(e, res->hits, res->nhits, strbuf_str(&pl.sections), strbuf_str(&weights));
+	strbuf_free(&weights);
 	goto out;
 facets:
 	res->hits = calloc(1, sizeof(atlas_hit));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "stopwords.h"
 
 static int cmp_sugg(const void *a, const void *b)
 {
@@ -85,7 +86,7 @@ int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *p
 		const vocab_entry *v = &e->vocab[i];
 		if (strncmp(v->term, last, last_len) != 0)
 			break;
-		if (v->len < 3 || v->df < 2)
+		if (v->len < 3 || v->df < 2 || atlas_is_stopword(v->term, (size_t)v->len))
 			continue;
 		atlas_suggestion s = { -1, v->term, (double)v->df };
 		if (n < max) {

@@ -32,8 +32,20 @@ typedef struct part {
 	int start, end; /* byte range in the analyzed text */
 } part;
 
+/* A direct-mapped cache of recent stems: text repeats its words, and Snowball is the costliest
+ * step of analysis. */
+#define STEM_CACHE_SLOTS 4096
+#define STEM_CACHE_WORD 24
+
+typedef struct stem_slot {
+	unsigned char wlen, slen;
+	char word[STEM_CACHE_WORD];
+	char stem[STEM_CACHE_WORD];
+} stem_slot;
+
 struct atlas_analyzer {
 	u61_module u61;
+	stem_slot *stems;
 	Fts5Tokenizer *u61_inst;
 	struct sb_stemmer *stemmer;
 	/* scratch, reused across calls */
@@ -118,6 +130,7 @@ void atlas_analyzer_free(atlas_analyzer *a)
 	free(a->toks);
 	free(a->arena);
 	free(a->parts);
+	free(a->stems);
 	free(a);
 }
 
@@ -125,7 +138,37 @@ void atlas_analyzer_free(atlas_analyzer *a)
 ** Stemming.
 */
 
+static int stem_uncached(atlas_analyzer *a, const char *word, int n, char *out, int cap);
+
 int atlas_stem(atlas_analyzer *a, const char *word, int n, char *out, int cap)
+{
+	stem_slot *slot = NULL;
+	if (n > 0 && n < STEM_CACHE_WORD && cap >= STEM_CACHE_WORD) {
+		if (!a->stems)
+			a->stems = calloc(STEM_CACHE_SLOTS, sizeof(stem_slot));
+		if (a->stems) {
+			unsigned h = 2166136261u;
+			for (int i = 0; i < n; i++)
+				h = (h ^ (unsigned char)word[i]) * 16777619u;
+			slot = &a->stems[h & (STEM_CACHE_SLOTS - 1)];
+			if (slot->wlen == n && memcmp(slot->word, word, (size_t)n) == 0) {
+				memcpy(out, slot->stem, slot->slen);
+				out[slot->slen] = '\0';
+				return slot->slen;
+			}
+		}
+	}
+	int len = stem_uncached(a, word, n, out, cap);
+	if (slot && len < STEM_CACHE_WORD) {
+		slot->wlen = (unsigned char)n;
+		memcpy(slot->word, word, (size_t)n);
+		slot->slen = (unsigned char)len;
+		memcpy(slot->stem, out, (size_t)len);
+	}
+	return len;
+}
+
+static int stem_uncached(atlas_analyzer *a, const char *word, int n, char *out, int cap)
 {
 	int has_digit = 0;
 	for (int i = 0; i < n; i++)

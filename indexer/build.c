@@ -509,8 +509,6 @@ static int integrity_check(writer *w)
 				     sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0)
 								: sqlite3_errmsg(w->db));
 	sqlite3_finalize(st);
-	if (!rc)
-		rc = exec(w, "INSERT INTO sec_fts(sec_fts) VALUES('integrity-check')");
 	return rc;
 }
 

@@ -429,9 +429,70 @@ static int fast_split(atlas_analyzer *a, const char *text, int n)
 	return 0;
 }
 
+/* Aux mode over text that is ASCII apart from known separators: one token per position (letter
+ * and digit runs, split at camelCase humps as split_camel does), emitted as they are found, so a
+ * callback that stops early (a snippet window's end) saves the rest of the work. Returns 1 when
+ * the text needs unicode61, else 0 or the callback's non-zero value. */
+static int aux_stream(const char *text, int n, atlas_token_fn fn, void *ctx)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	for (int i = 0; i < n; i++) {
+		if (s[i] < 0x80)
+			continue;
+		int len = (s[i] & 0xE0) == 0xC0 ? 2 : (s[i] & 0xF0) == 0xE0 ? 3 : (s[i] & 0xF8) == 0xF0 ? 4 : 0;
+		if (!len || i + len > n)
+			return 1;
+		unsigned cp = s[i] & (0xFF >> (len + 1));
+		for (int k = 1; k < len; k++)
+			cp = (cp << 6) | (s[i + k] & 0x3F);
+		if (!known_separator(cp))
+			return 1;
+		i += len - 1;
+	}
+#define LOWER(c) ((c) >= 'a' && (c) <= 'z')
+#define UPPER(c) ((c) >= 'A' && (c) <= 'Z')
+#define ALNUM(c) (LOWER(c) || UPPER(c) || ((c) >= '0' && (c) <= '9'))
+	int i = 0;
+	while (i < n) {
+		if (!ALNUM(s[i])) {
+			i++;
+			continue;
+		}
+		int start = i;
+		while (i < n && ALNUM(s[i]))
+			i++;
+		if (i - start > 255)
+			return 1;
+		char low[256];
+		for (int k = start; k < i; k++)
+			low[k - start] = (char)(UPPER(s[k]) ? s[k] + 32 : s[k]);
+		int from = start;
+		for (int k = start + 1; k < i; k++) {
+			if (UPPER(s[k]) && (LOWER(s[k - 1]) || (UPPER(s[k - 1]) && k + 1 < i && LOWER(s[k + 1])))) {
+				int rc = fn(ctx, 0, low + (from - start), k - from, from, k);
+				if (rc)
+					return rc;
+				from = k;
+			}
+		}
+		int rc = fn(ctx, 0, low + (from - start), i - from, from, i);
+		if (rc)
+			return rc;
+	}
+#undef LOWER
+#undef UPPER
+#undef ALNUM
+	return 0;
+}
+
 int atlas_analyze(atlas_analyzer *a, int flags, const char *text, int n, atlas_token_fn fn,
 		  void *ctx)
 {
+	if ((flags & FTS5_TOKENIZE_AUX) && !(flags & ATLAS_ANALYZE_UNICODE61)) {
+		int rc = aux_stream(text, n, fn, ctx);
+		if (rc != 1)
+			return rc;
+	}
 	a->ntoks = 0;
 	a->narena = 0;
 	int rc = flags & ATLAS_ANALYZE_UNICODE61 ? 1 : fast_split(a, text, n);

@@ -15,207 +15,12 @@
 
 #include "analyzer.h"
 #include "engine_internal.h"
+#include "fts_functions.h"
 #include "parse.h"
 #include "rank.h"
 #include "schema.h"
 #include "stopwords.h"
 #include "strbuf.h"
-
-/**************************************************************************************************
-** The matchinfo auxiliary function: which phrases of the MATCH expression hit the current row.
-*/
-
-static void aux_phrases(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3_context *out,
-			int argc, sqlite3_value **argv)
-{
-	(void)argc;
-	(void)argv;
-	sqlite3_int64 mask = 0;
-	int n = api->xPhraseCount(ctx);
-	for (int i = 0; i < n && i < 63; i++) {
-		Fts5PhraseIter it;
-		int col = -1, off = -1;
-		if (api->xPhraseFirst(ctx, i, &it, &col, &off) == SQLITE_OK && col >= 0)
-			mask |= (sqlite3_int64)1 << i;
-	}
-	sqlite3_result_int64(out, mask);
-}
-
-/* atlas_snippet(tbl, col, ntokens): like FTS5's snippet() with \1 \2 around matches and "…"
- * where text is cut, but it tokenizes the column only up to the end of the chosen window instead
- * of the whole text. The window is the ntokens-long run holding the most distinct phrases. */
-typedef struct snip_ctx {
-	int pos;          /* position of the next token */
-	int from, to;     /* the window [from, to) */
-	int first_byte, last_byte;
-	unsigned char *hit; /* hit[pos - from]: 1 starts a match, 2 inside one */
-	int *starts, *ends;
-	int more;         /* the text goes on after the window */
-} snip_ctx;
-
-static int snip_token(void *ctx, int tflags, const char *tok, int n, int start, int end)
-{
-	snip_ctx *c = ctx;
-	(void)tok;
-	(void)n;
-	if (tflags & FTS5_TOKEN_COLOCATED)
-		return SQLITE_OK;
-	int pos = c->pos++;
-	if (pos >= c->to) {
-		c->more = 1;
-		return SQLITE_DONE; /* stop: the rest of the text is not needed */
-	}
-	if (pos >= c->from) {
-		c->starts[pos - c->from] = start;
-		c->ends[pos - c->from] = end;
-		if (c->first_byte < 0)
-			c->first_byte = start;
-		c->last_byte = end;
-	}
-	return SQLITE_OK;
-}
-
-static void aux_snippet(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3_context *out, int argc,
-			sqlite3_value **argv)
-{
-	if (argc != 2) {
-		sqlite3_result_error(out, "atlas_snippet(col, ntokens)", -1);
-		return;
-	}
-	int col = sqlite3_value_int(argv[0]);
-	int width = sqlite3_value_int(argv[1]);
-	if (width < 1 || width > 64)
-		width = 16;
-	int ninst = 0;
-	api->xInstCount(ctx, &ninst);
-	/* the window start: try each match, keep the one covering most distinct phrases */
-	int best_from = 0, best_score = -1;
-	for (int i = 0; i < ninst; i++) {
-		int ph, c, off;
-		if (api->xInst(ctx, i, &ph, &c, &off) != SQLITE_OK || c != col)
-			continue;
-		int from = off > 2 ? off - 2 : 0;
-		sqlite3_int64 seen = 0;
-		int score = 0;
-		for (int k = 0; k < ninst; k++) {
-			int ph2, c2, off2;
-			if (api->xInst(ctx, k, &ph2, &c2, &off2) == SQLITE_OK && c2 == col && off2 >= from &&
-			    off2 < from + width && !(seen & ((sqlite3_int64)1 << (ph2 & 63)))) {
-				seen |= (sqlite3_int64)1 << (ph2 & 63);
-				score++;
-			}
-		}
-		if (score > best_score) {
-			best_score = score;
-			best_from = from;
-		}
-	}
-	const char *text = NULL;
-	int ntext = 0;
-	if (api->xColumnText(ctx, col, &text, &ntext) != SQLITE_OK || !text) {
-		sqlite3_result_text(out, "", 0, SQLITE_STATIC);
-		return;
-	}
-	int starts[64], ends[64];
-	unsigned char hit[64] = { 0 };
-	snip_ctx c = { 0, best_from, best_from + width, -1, -1, hit, starts, ends, 0 };
-	for (int i = 0; i < ninst; i++) {
-		int ph, ic, off;
-		if (api->xInst(ctx, i, &ph, &ic, &off) != SQLITE_OK || ic != col)
-			continue;
-		int len = api->xPhraseSize(ctx, ph);
-		for (int k = 0; k < len; k++)
-			if (off + k >= c.from && off + k < c.to)
-				hit[off + k - c.from] = k == 0 ? 1 : 2;
-	}
-	int rc = api->xTokenize(ctx, text, ntext, &c, snip_token);
-	if (rc != SQLITE_OK && rc != SQLITE_DONE) {
-		sqlite3_result_error_code(out, rc);
-		return;
-	}
-	if (c.first_byte < 0) {
-		sqlite3_result_text(out, "", 0, SQLITE_STATIC);
-		return;
-	}
-	int got = (c.pos < c.to ? c.pos : c.to) - c.from;
-	strbuf sb = STRBUF_INIT;
-	if (c.from > 0)
-		strbuf_puts(&sb, "…");
-	int cursor = c.first_byte;
-	for (int k = 0; k < got; k++) {
-		if (hit[k] == 1 || (hit[k] == 2 && (k == 0 || !hit[k - 1]))) {
-			strbuf_append(&sb, text + cursor, (size_t)(starts[k] - cursor));
-			strbuf_putc(&sb, '\1');
-			cursor = starts[k];
-		}
-		if (hit[k] && (k + 1 == got || hit[k + 1] != 2)) {
-			strbuf_append(&sb, text + cursor, (size_t)(ends[k] - cursor));
-			strbuf_putc(&sb, '\2');
-			cursor = ends[k];
-		}
-	}
-	strbuf_append(&sb, text + cursor, (size_t)(c.last_byte - cursor));
-	if (c.more)
-		strbuf_puts(&sb, "…");
-	if (sb.oom)
-		sqlite3_result_error_nomem(out);
-	else
-		sqlite3_result_text(out, strbuf_str(&sb), (int)sb.len, SQLITE_TRANSIENT);
-	strbuf_free(&sb);
-}
-
-/* atlas_section_score(tbl, weights): how well a section matches, cheaper than bm25 (which scans
- * every phrase's whole list for its IDF on each query): the sum over matched phrases of the phrase's
- * weight (weights: comma-separated, one per phrase, from the query's term IDFs), tripled for a match
- * in the heading (column 0), plus a little for repeats in the body. */
-static void aux_section_score(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3_context *out,
-			      int argc, sqlite3_value **argv)
-{
-	double w[64];
-	int nw = 0;
-	const char *ws = argc > 0 ? (const char *)sqlite3_value_text(argv[0]) : NULL;
-	while (ws && *ws && nw < 64) {
-		char *end;
-		w[nw++] = strtod(ws, &end);
-		if (end == ws)
-			break;
-		ws = *end == ',' ? end + 1 : end;
-	}
-	int nphrase = api->xPhraseCount(ctx);
-	double score = 0;
-	for (int p = 0; p < nphrase && p < 64; p++) {
-		Fts5PhraseIter it;
-		int col = -1, off = -1, head = 0, body = 0;
-		for (api->xPhraseFirst(ctx, p, &it, &col, &off); col >= 0; api->xPhraseNext(ctx, &it, &col, &off)) {
-			if (col == 0)
-				head = 1;
-			else
-				body++;
-		}
-		double wp = p < nw ? w[p] : 1.0;
-		if (head || body)
-			score += wp * (head ? 3.0 : 1.0) + wp * 0.25 * (body > 4 ? 4 : body);
-	}
-	sqlite3_result_double(out, score);
-}
-
-static int register_aux(sqlite3 *db)
-{
-	fts5_api *api = NULL;
-	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
-	sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (!api)
-		return -1;
-	if (api->xCreateFunction(api, "atlas_phrases", NULL, aux_phrases, NULL) != SQLITE_OK)
-		return -1;
-	if (api->xCreateFunction(api, "atlas_section_score", NULL, aux_section_score, NULL) != SQLITE_OK)
-		return -1;
-	return api->xCreateFunction(api, "atlas_snippet", NULL, aux_snippet, NULL) == SQLITE_OK ? 0 : -1;
-}
 
 /**************************************************************************************************
 ** Opening.
@@ -426,9 +231,8 @@ static int prepare_all(atlas_engine *e, atlas_error *err)
 {
 	char sql[1024];
 	snprintf(sql, sizeof(sql),
-		 "SELECT rowid, -bm25(fts, %g, %g, %g, %g, %g), atlas_phrases(fts) FROM fts"
+		 "SELECT rowid, atlas_rank(fts, ?2), atlas_phrases(fts) FROM fts"
 		 " WHERE fts MATCH ?1 ORDER BY 2 DESC LIMIT %d",
-		 RANK_W_TITLE, RANK_W_KEYWORDS, RANK_W_HEADINGS, RANK_W_DESCRIPTION, RANK_W_BODY,
 		 RANK_CANDIDATES);
 	struct {
 		sqlite3_stmt **st;
@@ -439,15 +243,10 @@ static int prepare_all(atlas_engine *e, atlas_error *err)
 		  "SELECT -bm25(fts, 1, 0, 0, 0, 0), -bm25(fts, 0, 1, 0, 0, 0), -bm25(fts, 0, 0, 1, 0, 0),"
 		  " -bm25(fts, 0, 0, 0, 1, 0), -bm25(fts, 0, 0, 0, 0, 1) FROM fts"
 		  " WHERE fts MATCH ?1 AND rowid = ?2" },
+		/* the matching sections of one page, text only for those likely to be shown */
 		{ &e->st_sections,
-		  "SELECT rowid, -atlas_section_score(sec_fts, ?2) FROM sec_fts WHERE sec_fts MATCH ?1" },
-		/* one pass over the matching sections: text work only for the chosen ones (an IN list
-		 * on rowid would restart the MATCH for every id) */
-		{ &e->st_snippet,
-		  "SELECT rowid, CASE WHEN rowid IN (SELECT value FROM json_each(?2)) THEN"
-		  " highlight(sec_fts, 0, char(1), char(2)) END, CASE WHEN rowid IN"
-		  " (SELECT value FROM json_each(?2)) THEN atlas_snippet(sec_fts, 1, 16) END"
-		  " FROM sec_fts WHERE sec_fts MATCH ?1" },
+		  "SELECT rowid, atlas_section(sec_fts, ?2) FROM sec_fts"
+		  " WHERE sec_fts MATCH ?1 AND rowid BETWEEN ?3 AND ?4" },
 		{ &e->st_section_meta, "SELECT level, anchor FROM sections WHERE id = ?1" },
 		{ &e->st_next, "SELECT dst, signal, weight, detail FROM next_candidates WHERE src = ?1" },
 		{ &e->st_guide_steps, "SELECT step, doc_id FROM guide_steps WHERE guide_id = ?1 ORDER BY step" },
@@ -498,7 +297,7 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 	}
 	if ((rc = atlas_analyzer_register(e->db, err)) || (rc = atlas_analyzer_new(&e->analyzer, e->db, err)))
 		goto fail;
-	if (register_aux(e->db)) {
+	if (fts_functions_register(e->db, &e->keep)) {
 		rc = atlas_error_set(err, ATLAS_ESQL, "cannot register the ranking function");
 		goto fail;
 	}
@@ -527,7 +326,6 @@ void atlas_engine_free(atlas_engine *e)
 	sqlite3_finalize(e->st_match);
 	sqlite3_finalize(e->st_explain);
 	sqlite3_finalize(e->st_sections);
-	sqlite3_finalize(e->st_snippet);
 	sqlite3_finalize(e->st_section_meta);
 	sqlite3_finalize(e->st_next);
 	sqlite3_finalize(e->st_guide_steps);

@@ -7,6 +7,7 @@
 
 #include "analyzer.h"
 #include "engine.h"
+#include "fts_functions.h"
 #include "strbuf.h"
 #include "strmap.h"
 
@@ -37,7 +38,7 @@ typedef struct candidate {
 struct atlas_engine {
 	sqlite3 *db;
 	atlas_analyzer *analyzer;
-	sqlite3_stmt *st_match, *st_explain, *st_sections, *st_snippet, *st_section_meta, *st_next, *st_guide_steps;
+	sqlite3_stmt *st_match, *st_explain, *st_sections, *st_section_meta, *st_next, *st_guide_steps;
 	atlas_doc *docs;
 	int ndocs;
 	strmap path_index;      /* path -> doc index */
@@ -52,6 +53,7 @@ struct atlas_engine {
 		char *key, *value;
 	} meta[32];
 	int nmeta;
+	section_keep keep;      /* atlas_section's state */
 	/* per-query scratch, sized ndocs */
 	unsigned *mark;
 	unsigned generation;

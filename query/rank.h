@@ -1,7 +1,7 @@
 /* rank.h - every ranking weight and boost of the search engine, in one place.
  *
  * score = bm25 x coverage x title x type x priority, where
- *   bm25      FTS5 BM25 over the weighted fields below (sign flipped: higher is better)
+ *   bm25      BM25F over the weighted fields below (query/fts_functions.c: atlas_rank)
  *   coverage  RANK_COVERAGE_FLOOR + (1 - floor) * c^2, c = share of the query's content words the
  *             page matches (all-words matches rank first; partial matches still count)
  *   title     1 + RANK_TITLE_WORDS * (share of content words found in the title),
@@ -21,6 +21,10 @@
 #define RANK_W_HEADINGS 3.0
 #define RANK_W_DESCRIPTION 3.0
 #define RANK_W_BODY 1.0
+
+/* BM25F saturation and length normalization. */
+#define RANK_BM25_K1 1.2
+#define RANK_BM25_B 0.75
 
 /* Section index weights (heading, body), for choosing the best-matching sections. */
 #define RANK_SEC_W_HEADING 4.0

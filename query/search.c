@@ -24,6 +24,7 @@
 typedef struct qterm {
 	char *word;              /* folded surface text (words of a phrase joined by spaces) */
 	char *alts[MAX_ALTS];    /* MATCH fragments: quoted strings */
+	double alt_idf[MAX_ALTS]; /* IDF of each alternative, from the vocabulary */
 	int prefix_from;         /* alts from this index on are completions of a prefix word */
 	int nalts;
 	bool phrase, negated, stop, prefix;
@@ -39,6 +40,7 @@ typedef struct plan {
 	int nterms;
 	int npositive;           /* terms that decide matching (content words and phrases) */
 	strbuf strict, relaxed, sections;
+	strbuf idfs;             /* IDF per phrase of the expressions, comma-separated */
 	int phrase_term[MAX_PHRASES + 1];  /* relaxed expression: phrase index -> term */
 	int nphrases;
 	bool corrected;
@@ -57,6 +59,7 @@ static void plan_free(plan *pl)
 	strbuf_free(&pl->strict);
 	strbuf_free(&pl->relaxed);
 	strbuf_free(&pl->sections);
+	strbuf_free(&pl->idfs);
 }
 
 static void add_alt(qterm *t, const char *text, size_t n, bool prefix)
@@ -425,10 +428,12 @@ static void build_expressions(plan *pl)
 ** Retrieval and ranking.
 */
 
-static int run_match(atlas_engine *e, const char *expr, bool strict, int *rows, atlas_error *err)
+static int run_match(atlas_engine *e, const char *expr, const char *idfs, bool strict, int *rows,
+		     atlas_error *err)
 {
 	sqlite3_stmt *st = e->st_match;
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, idfs, -1, SQLITE_STATIC);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		++*rows;
@@ -494,8 +499,9 @@ static void add_title_pat(atlas_engine *e, qterm *t, const char *text, bool pref
 	t->title_pats[t->ntitle_pats++] = strbuf_detach(&sb);
 }
 
-/* Computes, once per query, the title patterns of every content term. */
-static void title_patterns(atlas_engine *e, plan *pl)
+/* Computes, once per query, the IDF of every content term and alternative (in phrase order, for
+ * atlas_rank) and the title patterns of every content term. */
+static void term_weights(atlas_engine *e, plan *pl)
 {
 	for (int i = 0; i < pl->nterms; i++) {
 		qterm *t = &pl->terms[i];
@@ -513,6 +519,26 @@ static void title_patterns(atlas_engine *e, plan *pl)
 			c += *c == ' ';
 		}
 		t->idf = log(1.0 + (double)e->ndocs / (df + 1.0));
+		for (int k = 0; k < t->nalts; k++) {
+			/* the alternative's own rarity: its least frequent word */
+			const char *a = t->alts[k] + 1;
+			size_t alen = strlen(a);
+			while (alen && (a[alen - 1] == '"' || a[alen - 1] == '*'))
+				alen--;
+			int adf = 0;
+			for (size_t at = 0; at < alen;) {
+				size_t n = strcspn(a + at, " \"");
+				if (n > alen - at)
+					n = alen - at;
+				int wdf = n ? vocab_df(e, a + at, n) : 0;
+				if (n && (!adf || (wdf && wdf < adf)))
+					adf = wdf;
+				at += n + 1;
+			}
+			double aidf = adf ? log(1.0 + (double)e->ndocs / (adf + 1.0)) : t->idf;
+			t->alt_idf[k] = (k >= t->prefix_from ? RANK_PREFIX_ONLY : 1.0) * aidf;
+			strbuf_printf(&pl->idfs, "%s%.4f", pl->idfs.len ? "," : "", t->alt_idf[k]);
+		}
 		add_title_pat(e, t, w, false);
 		if (t->prefix)
 			add_title_pat(e, t, t->word, true);
@@ -634,133 +660,86 @@ static char *highlighted(const unsigned char *s)
 	return strbuf_detach(&sb);
 }
 
-/* The doc index owning section id (docs are in id order, their sections contiguous), or -1. */
-static int doc_of_section(const atlas_engine *e, int sec)
-{
-	int lo = 0, hi = e->ndocs - 1;
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
-		if (sec < e->docs[mid].first_section)
-			hi = mid - 1;
-		else if (sec > e->docs[mid].last_section)
-			lo = mid + 1;
-		else
-			return mid;
-	}
-	return -1;
-}
-
-#define SECTIONS_PER_HIT 4
-
-/* Best-matching sections of every hit on the page: one pass ranks all matching sections by BM25
- * (no text), a second takes highlights and snippets of the best ones only. Each hit's snippet is
- * its best section's; a hit that matched no section shows its description. */
+/* Best-matching sections of every hit on the page, one short FTS5 query per hit over the
+ * hit's own sections (a rowid range), text work only for the sections likely to be shown. The
+ * hit's snippet is its best section's; a hit that matched no section shows its description. */
 static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const char *expr,
 			  const char *weights)
 {
 	typedef struct {
 		int id;
-		double bm25;
-	} sec_rank;
-	sec_rank(*best)[SECTIONS_PER_HIT] = calloc((size_t)(nhits ? nhits : 1), sizeof(*best));
-	int *nbest = calloc((size_t)(nhits ? nhits : 1), sizeof(int));
-	strbuf ids = STRBUF_INIT;
-	if (!best || !nbest)
-		goto out;
-	/* which hit (if any) each doc is, through the per-query mark array */
-	for (int i = 0; i < nhits; i++)
-		e->cand[hits[i].doc].rank_slot = i + 1;
+		double score;
+		char *heading, *snippet;
+	} sec_row;
 	sqlite3_stmt *st = e->st_sections;
-	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, weights, -1, SQLITE_STATIC);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int id = sqlite3_column_int(st, 0);
-		int d = doc_of_section(e, id);
-		if (d < 0 || e->mark[d] != e->generation || !e->cand[d].rank_slot)
-			continue;
-		int h = e->cand[d].rank_slot - 1;
-		double b = sqlite3_column_double(st, 1); /* more negative is better */
-		int k;
-		if (nbest[h] < SECTIONS_PER_HIT)
-			k = nbest[h]++;
-		else if (b < best[h][SECTIONS_PER_HIT - 1].bm25)
-			k = SECTIONS_PER_HIT - 1;
-		else
-			continue;
-		while (k > 0 && best[h][k - 1].bm25 > b) {
-			best[h][k] = best[h][k - 1];
-			k--;
-		}
-		best[h][k].id = id;
-		best[h][k].bm25 = b;
-	}
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	strbuf_putc(&ids, '[');
-	for (int h = 0; h < nhits; h++)
-		for (int k = 0; k < nbest[h]; k++)
-			strbuf_printf(&ids, "%s%d", ids.len > 1 ? "," : "", best[h][k].id);
-	strbuf_putc(&ids, ']');
-	st = e->st_snippet;
-	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, strbuf_str(&ids), -1, SQLITE_STATIC);
-	/* rows come in rowid order; keep the chosen ones and place them in rank order */
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (sqlite3_column_type(st, 2) == SQLITE_NULL)
-			continue;
-		int id = sqlite3_column_int(st, 0);
-		int d = doc_of_section(e, id);
-		if (d < 0 || !e->cand[d].rank_slot)
-			continue;
-		int h = e->cand[d].rank_slot - 1;
-		for (int k = 0; k < nbest[h]; k++) {
-			if (best[h][k].id != id)
+	for (int h = 0; h < nhits; h++) {
+		atlas_hit *hit = &hits[h];
+		const atlas_doc *d = &e->docs[hit->doc];
+		sec_row rows[16];
+		int n = 0;
+		e->keep.n = 0;
+		sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, weights, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 3, d->first_section);
+		sqlite3_bind_int(st, 4, d->last_section);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *v = (const char *)sqlite3_column_text(st, 1);
+			if (!v)
 				continue;
-			atlas_hit *hit = &hits[h];
-			const unsigned char *snip = sqlite3_column_text(st, 2);
-			if (snip && strchr((const char *)snip, '\1') &&
-			    (!hit->snippet_rank || k + 1 < hit->snippet_rank)) {
-				free(hit->snippet);
-				hit->snippet = highlighted(snip);
-				hit->snippet_rank = k + 1;
+			const char *h1 = strchr(v, '\x1f');
+			const char *h2 = h1 ? strchr(h1 + 1, '\x1f') : NULL;
+			if (!h2)
+				continue;
+			if (n == 16) {
+				/* more rows than slots: drop the weakest */
+				int worst = 0;
+				for (int k = 1; k < n; k++)
+					if (rows[k].score < rows[worst].score)
+						worst = k;
+				free(rows[worst].heading);
+				free(rows[worst].snippet);
+				rows[worst] = rows[--n];
 			}
+			sec_row *r = &rows[n++];
+			r->id = sqlite3_column_int(st, 0);
+			r->score = strtod(v, NULL);
+			r->heading = strndup(h1 + 1, (size_t)(h2 - h1 - 1));
+			r->snippet = strdup(h2 + 1);
+		}
+		sqlite3_reset(st);
+		/* best first; ties by position in the page */
+		for (int a = 0; a < n; a++)
+			for (int b = a + 1; b < n; b++)
+				if (rows[b].score > rows[a].score || (rows[b].score == rows[a].score && rows[b].id < rows[a].id)) {
+					sec_row t = rows[a];
+					rows[a] = rows[b];
+					rows[b] = t;
+				}
+		for (int k = 0; k < n; k++) {
+			sec_row *r = &rows[k];
+			if (k < SECTION_KEEP && !hit->snippet && r->snippet && strchr(r->snippet, '\1'))
+				hit->snippet = highlighted((const unsigned char *)r->snippet);
 			sqlite3_stmt *meta = e->st_section_meta;
-			sqlite3_bind_int(meta, 1, id);
-			if (sqlite3_step(meta) == SQLITE_ROW && sqlite3_column_int(meta, 0) > 0 &&
-			    hit->nsections < 3) {
+			sqlite3_bind_int(meta, 1, r->id);
+			if (k < SECTION_KEEP && hit->nsections < 3 && sqlite3_step(meta) == SQLITE_ROW &&
+			    sqlite3_column_int(meta, 0) > 0) {
 				atlas_section_hit *sec = &hit->sections[hit->nsections++];
-				sec->heading = highlighted(sqlite3_column_text(st, 1));
+				sec->heading = highlighted((const unsigned char *)r->heading);
 				sec->anchor = strdup((const char *)sqlite3_column_text(meta, 1));
-				sec->snippet = highlighted(snip);
+				sec->snippet = highlighted((const unsigned char *)r->snippet);
 				sec->rank = k;
 			}
 			sqlite3_reset(meta);
+			free(r->heading);
+			free(r->snippet);
 		}
-	}
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-out:
-	for (int i = 0; i < nhits; i++) {
-		atlas_hit *h = &hits[i];
-		e->cand[h->doc].rank_slot = 0;
-		/* sections in rank order */
-		for (int a = 0; a < h->nsections; a++)
-			for (int b = a + 1; b < h->nsections; b++)
-				if (h->sections[b].rank < h->sections[a].rank) {
-					atlas_section_hit t = h->sections[a];
-					h->sections[a] = h->sections[b];
-					h->sections[b] = t;
-				}
-		if (!h->snippet) {
-			const atlas_doc *d = &e->docs[h->doc];
+		if (!hit->snippet) {
 			strbuf sb = STRBUF_INIT;
 			strbuf_append_html(&sb, d->description, strlen(d->description));
-			h->snippet = strbuf_detach(&sb);
+			hit->snippet = strbuf_detach(&sb);
 		}
 	}
-	free(best);
-	free(nbest);
-	strbuf_free(&ids);
+	sqlite3_clear_bindings(st);
 }
 
 static void fill_explain(atlas_engine *e, atlas_hit *h, const plan *pl, const candidate *c,
@@ -854,7 +833,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	memset(&pl, 0, sizeof(pl));
 	analyze_query(e, &pl, &q);
 	build_expressions(&pl);
-	title_patterns(e, &pl);
+	term_weights(e, &pl);
 	parsed_query_free(&q);
 	if (p->explain)
 		explain_plan(res, &pl);
@@ -871,11 +850,11 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	/* any-word matches carry which words each page matched; only when they fill the candidate
 	 * budget could an all-words page have been cut, and the all-words query runs as well */
 	int nrel = 0;
-	if ((rc = run_match(e, strbuf_str(&pl.relaxed), false, &nrel, err)))
+	if ((rc = run_match(e, strbuf_str(&pl.relaxed), strbuf_str(&pl.idfs), false, &nrel, err)))
 		goto out;
 	int nstrict = 0;
 	if (nrel >= RANK_CANDIDATES && pl.npositive > 1 &&
-	    (rc = run_match(e, strbuf_str(&pl.strict), true, &nstrict, err)))
+	    (rc = run_match(e, strbuf_str(&pl.strict), strbuf_str(&pl.idfs), true, &nstrict, err)))
 		goto out;
 
 	/* query stems for the exact-title test: every word, stop words included */
@@ -994,13 +973,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		}
 	}
 	strbuf weights = STRBUF_INIT;
-	for (int i = 0, np = 0; i < pl.nterms; i++) {
-		const qterm *t = &pl.terms[i];
-		if (t->negated || t->stop)
-			continue;
-		for (int k = 0; k < t->nalts; k++)
-			strbuf_printf(&weights, "%s%.3f", np++ ? "," : "", t->idf * (k >= t->prefix_from ? 0.7 : 1.0));
-	}
+	strbuf_puts(&weights, strbuf_str(&pl.idfs));
 	fill_sections(e, res->hits, res->nhits, strbuf_str(&pl.sections), strbuf_str(&weights));
 	strbuf_free(&weights);
 	goto out;

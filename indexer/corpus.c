@@ -1,6 +1,7 @@
 /* corpus.c - reading and validating the corpus: front matter (cJSON), Markdown bodies (md4c),
  * topics.json, synonyms.json and sitemap.xml (expat). Every problem is reported as file:line. */
 #include "corpus.h"
+#include "utf8.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -94,43 +95,6 @@ static int line_of_nth(const char *data, const char *from, const char *pat, int 
 		p = strstr(i ? p + 1 : p, pat);
 	}
 	return p ? line_of_offset(data, (size_t)(p - data)) : fallback;
-}
-
-/* Returns the byte offset of the first invalid UTF-8 sequence in s[0..n), or -1 when valid. */
-static long utf8_invalid_at(const unsigned char *s, size_t n)
-{
-	size_t i = 0;
-	while (i < n) {
-		unsigned c = s[i];
-		size_t len;
-		unsigned min;
-		if (c < 0x80) {
-			i++;
-			continue;
-		} else if ((c & 0xE0) == 0xC0) {
-			len = 2;
-			min = 0x80;
-		} else if ((c & 0xF0) == 0xE0) {
-			len = 3;
-			min = 0x800;
-		} else if ((c & 0xF8) == 0xF0) {
-			len = 4;
-			min = 0x10000;
-		} else
-			return (long)i;
-		if (i + len > n)
-			return (long)i;
-		unsigned cp = c & (0xFF >> (len + 1));
-		for (size_t k = 1; k < len; k++) {
-			if ((s[i + k] & 0xC0) != 0x80)
-				return (long)i;
-			cp = (cp << 6) | (s[i + k] & 0x3F);
-		}
-		if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-			return (long)i;
-		i += len;
-	}
-	return -1;
 }
 
 static char *xstrndup(const char *s, size_t n)
@@ -557,7 +521,7 @@ int page_parse(page *p, const char *file, const char *data, size_t n, enum page_
 	p->type = type;
 	if (!p->file)
 		return -1;
-	long bad = utf8_invalid_at((const unsigned char *)data, n);
+	long bad = atlas_utf8_invalid_at(data, n);
 	if (bad >= 0) {
 		diag_add(d, file, line_of_offset(data, (size_t)bad), DIAG_ERROR,
 			 "invalid UTF-8 at byte offset %ld", bad);
@@ -896,7 +860,7 @@ static void load_topics(corpus *c, diag_list *d)
 		return;
 	}
 	digest_bytes(c, data, n);
-	long bad = utf8_invalid_at((const unsigned char *)data, n);
+	long bad = atlas_utf8_invalid_at(data, n);
 	if (bad >= 0) {
 		diag_add(d, file, line_of_offset(data, (size_t)bad), DIAG_ERROR,
 			 "invalid UTF-8 at byte offset %ld", bad);
@@ -927,7 +891,7 @@ static void load_synonyms(corpus *c, diag_list *d)
 		return;
 	}
 	digest_bytes(c, data, n);
-	long bad = utf8_invalid_at((const unsigned char *)data, n);
+	long bad = atlas_utf8_invalid_at(data, n);
 	if (bad >= 0) {
 		diag_add(d, file, line_of_offset(data, (size_t)bad), DIAG_ERROR,
 			 "invalid UTF-8 at byte offset %ld", bad);

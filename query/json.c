@@ -3,6 +3,10 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "utf8.h"
 
 static char *finish(cJSON *root)
 {
@@ -77,7 +81,11 @@ char *atlas_json_search(const atlas_engine *e, const atlas_results *r)
 char *atlas_json_suggest(const atlas_engine *e, const char *query, const atlas_suggestion *s, int n)
 {
 	cJSON *root = cJSON_CreateObject();
-	cJSON_AddStringToObject(root, "query", query ? query : "");
+	char *clean = strdup(query ? query : "");
+	if (clean)
+		atlas_utf8_clean(clean, strlen(clean)); /* JSON must be valid UTF-8 */
+	cJSON_AddStringToObject(root, "query", clean ? clean : "");
+	free(clean);
 	cJSON *arr = cJSON_AddArrayToObject(root, "suggestions");
 	for (int i = 0; i < n; i++) {
 		cJSON *o = cJSON_CreateObject();
@@ -116,7 +124,11 @@ char *atlas_json_error(const char *code, const char *message)
 {
 	cJSON *root = cJSON_CreateObject();
 	cJSON *err = cJSON_AddObjectToObject(root, "error");
+	char *clean = strdup(message);
+	if (clean)
+		atlas_utf8_clean(clean, strlen(clean)); /* messages may quote a reader's input */
 	cJSON_AddStringToObject(err, "code", code);
-	cJSON_AddStringToObject(err, "message", message);
+	cJSON_AddStringToObject(err, "message", clean ? clean : "");
+	free(clean);
 	return finish(root);
 }

@@ -9,6 +9,7 @@
 char *atlas_json_search(const atlas_engine *e, const atlas_results *r);
 char *atlas_json_suggest(const atlas_engine *e, const char *query, const atlas_suggestion *s, int n);
 char *atlas_json_next(const atlas_engine *e, const atlas_next_results *r);
+/* An error body; the message may quote a reader's input and is made valid UTF-8 first. */
 char *atlas_json_error(const char *code, const char *message);
 
 #endif

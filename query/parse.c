@@ -5,37 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s[0..n), or 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	size_t len;
-	unsigned min;
-	if (c < 0x80)
-		return 1;
-	if ((c & 0xE0) == 0xC0) {
-		len = 2;
-		min = 0x80;
-	} else if ((c & 0xF0) == 0xE0) {
-		len = 3;
-		min = 0x800;
-	} else if ((c & 0xF8) == 0xF0) {
-		len = 4;
-		min = 0x10000;
-	} else
-		return 0;
-	if (len > n)
-		return 0;
-	unsigned cp = c & (0xFF >> (len + 1));
-	for (size_t k = 1; k < len; k++) {
-		if ((s[k] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[k] & 0x3F);
-	}
-	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-		return 0;
-	return len;
-}
+#include "utf8.h"
 
 static char *sanitize(const char *text, size_t n, size_t max_bytes)
 {
@@ -45,7 +15,7 @@ static char *sanitize(const char *text, size_t n, size_t max_bytes)
 	size_t o = 0;
 	for (size_t i = 0; i < n;) {
 		const unsigned char *s = (const unsigned char *)text + i;
-		size_t len = utf8_len(s, n - i);
+		size_t len = atlas_utf8_len(s, n - i);
 		if (len == 0 || (len == 1 && (s[0] < 0x20 || s[0] == 0x7F))) {
 			if (o + 1 > max_bytes)
 				break;

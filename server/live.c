@@ -1,0 +1,395 @@
+/* live.c - the served index: validation, the watcher thread and hot swap, per-thread engines. */
+#include "live.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define WATCH_INTERVAL_MS 500
+
+/* The identity of the file at the index path, as stat(2) saw it. */
+typedef struct file_id {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	bool present;
+} file_id;
+
+/* A worker thread's engine, kept through a pthread key so that it is freed when the thread
+ * exits. */
+typedef struct local {
+	atlas_engine *e;          /* NULL when the thread could not open one of gen */
+	unsigned long gen;        /* the generation e (or the failed attempt) belongs to */
+} local;
+
+struct live {
+	char *path;
+	live_swap_fn on_swap;
+	void *cls;
+	pthread_key_t key;        /* -> local */
+
+	/* the engine that validated the served index: used by threads without their own engine */
+	pthread_mutex_t shared_lock;
+	atlas_engine *shared;
+
+	/* what is served: generation, info; readers copy under state_lock */
+	pthread_mutex_t state_lock;
+	atomic_ulong generation;
+	live_info info;
+
+	/* the watcher */
+	pthread_mutex_t wake_lock;
+	pthread_cond_t wake;
+	bool kicked, stopping, started;
+	pthread_t thread;
+	file_id seen;             /* the file last looked at (good or refused) */
+};
+
+/* Writes a timestamped, printf-style event line to stderr (swaps, refusals). */
+static void event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void event(const char *fmt, ...)
+{
+	char when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s atlas-serve: %s\n", when, line);
+}
+
+/* Copies the string src into dst (cap bytes), cut short when longer. */
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+	size_t n = strnlen(src, cap - 1);
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* Fills *id from stat(path); id->present is false when the file cannot be stat'ed. */
+static void file_id_get(file_id *id, const char *path)
+{
+	struct stat st;
+	memset(id, 0, sizeof(*id));
+	if (stat(path, &st))
+		return;
+	id->present = true;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	id->size = st.st_size;
+	id->mtime = st.st_mtim;
+}
+
+/* Returns whether two identities name the same, unchanged file. */
+static bool file_id_same(const file_id *a, const file_id *b)
+{
+	return a->present == b->present && a->dev == b->dev && a->ino == b->ino &&
+	       a->size == b->size && a->mtime.tv_sec == b->mtime.tv_sec &&
+	       a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+/* Opens an engine on path and runs one search with it. Returns 0 with *out owning the engine, or
+ * the engine's error code with err set (and *out NULL). */
+static int validate(atlas_engine **out, const char *path, atlas_error *err)
+{
+	atlas_engine *e = NULL;
+	*out = NULL;
+	int rc = atlas_engine_open(&e, path, err);
+	if (rc)
+		return rc;
+	if (atlas_engine_ndocs(e) < 1 || !atlas_engine_meta(e, "build_id")) {
+		rc = atlas_error_set(err, ATLAS_ESCHEMA, "%s: no pages or no build id in the index",
+				     path);
+		goto close_engine;
+	}
+	atlas_search_params p = { atlas_engine_doc(e, 0)->title, 1, 0, NULL, NULL, false };
+	atlas_results r;
+	rc = atlas_search(&r, e, &p, err);
+	if (rc)
+		goto close_engine;
+	atlas_results_free(&r);
+	*out = e;
+	return 0;
+close_engine:
+	atlas_engine_free(e);
+	return rc;
+}
+
+/* Copies meta key of e into buf ("" when absent). */
+static void meta_copy(char *buf, size_t cap, const atlas_engine *e, const char *key)
+{
+	const char *v = atlas_engine_meta(e, key);
+	copy_str(buf, cap, v ? v : "");
+}
+
+/* Fills the index fields of info from the meta table of e; state_lock held by the caller. */
+static void info_from_engine(live_info *info, const atlas_engine *e)
+{
+	const char *v;
+	meta_copy(info->build_id, sizeof(info->build_id), e, "build_id");
+	meta_copy(info->built_at, sizeof(info->built_at), e, "built_at");
+	v = atlas_engine_meta(e, "built_at_unix");
+	info->built_at_unix = v ? atoll(v) : 0;
+	v = atlas_engine_meta(e, "pages");
+	info->pages = v ? atoi(v) : atlas_engine_ndocs(e);
+	v = atlas_engine_meta(e, "schema_version");
+	info->schema_version = v ? atoi(v) : 0;
+}
+
+/* The pthread key destructor: frees a worker's engine when its thread exits. */
+static void local_free(void *p)
+{
+	local *loc = p;
+	atlas_engine_free(loc->e);
+	free(loc);
+}
+
+/* Validates path and sets up the live index; see live.h. Returns 0 or an ATLAS_E* code. */
+int live_open(live **out, const char *path, live_swap_fn on_swap, void *cls, atlas_error *err)
+{
+	*out = NULL;
+	live *l = calloc(1, sizeof(*l));
+	if (!l)
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+	int rc = ATLAS_ENOMEM;
+	l->path = strdup(path);
+	if (!l->path) {
+		atlas_error_set(err, rc, "out of memory");
+		goto free_live;
+	}
+	file_id_get(&l->seen, path);
+	rc = validate(&l->shared, path, err);
+	if (rc)
+		goto free_path;
+	rc = ATLAS_ENOMEM;
+	if (pthread_key_create(&l->key, local_free)) {
+		atlas_error_set(err, rc, "cannot create thread-local storage");
+		goto free_engine;
+	}
+	if (pthread_mutex_init(&l->shared_lock, NULL) || pthread_mutex_init(&l->state_lock, NULL) ||
+	    pthread_mutex_init(&l->wake_lock, NULL) || pthread_cond_init(&l->wake, NULL)) {
+		atlas_error_set(err, rc, "cannot create locks");
+		goto delete_key;
+	}
+	l->on_swap = on_swap;
+	l->cls = cls;
+	info_from_engine(&l->info, l->shared);
+	l->info.generation = 1;
+	atomic_store(&l->generation, 1);
+	*out = l;
+	return 0;
+delete_key:
+	pthread_key_delete(l->key);
+free_engine:
+	atlas_engine_free(l->shared);
+free_path:
+	free(l->path);
+free_live:
+	free(l);
+	return rc;
+}
+
+/* Records a refused file in the state and logs it. */
+static void refuse(live *l, const char *why)
+{
+	pthread_mutex_lock(&l->state_lock);
+	l->info.refused++;
+	copy_str(l->info.last_swap_error, sizeof(l->info.last_swap_error), why);
+	pthread_mutex_unlock(&l->state_lock);
+	event("index swap refused, still serving the previous index: %s", why);
+}
+
+/* One look at the index path: validates a changed file and swaps it in, or refuses it. */
+static void check(live *l)
+{
+	file_id now;
+	file_id_get(&now, l->path);
+	if (file_id_same(&now, &l->seen))
+		return;
+	l->seen = now;
+	if (!now.present) {
+		char why[sizeof(l->info.last_swap_error)];
+		const char *reason = strerror(errno);
+		copy_str(why, sizeof(why), l->path);
+		size_t n = strlen(why);
+		if (n + 3 < sizeof(why)) {
+			memcpy(why + n, ": ", 2);
+			copy_str(why + n + 2, sizeof(why) - n - 2, reason);
+		}
+		refuse(l, why);
+		return;
+	}
+	atlas_engine *e = NULL;
+	atlas_error err = { 0, "" };
+	if (validate(&e, l->path, &err)) {
+		refuse(l, err.msg);
+		return;
+	}
+	pthread_mutex_lock(&l->shared_lock);
+	atlas_engine *old = l->shared;
+	l->shared = e;
+	pthread_mutex_unlock(&l->shared_lock);
+	char build[64];
+	pthread_mutex_lock(&l->state_lock);
+	info_from_engine(&l->info, e);
+	l->info.generation++;
+	l->info.swaps++;
+	l->info.last_swap_error[0] = '\0';
+	atomic_store(&l->generation, l->info.generation);
+	copy_str(build, sizeof(build), l->info.build_id);
+	pthread_mutex_unlock(&l->state_lock);
+	atlas_engine_free(old);
+	if (l->on_swap)
+		l->on_swap(l->cls);
+	event("index swapped: now serving build %s from %s", build, l->path);
+}
+
+/* The watcher thread: checks the path every WATCH_INTERVAL_MS, or at once when kicked. */
+static void *watch(void *arg)
+{
+	live *l = arg;
+	pthread_mutex_lock(&l->wake_lock);
+	while (!l->stopping) {
+		if (!l->kicked) {
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += WATCH_INTERVAL_MS * 1000000L;
+			until.tv_sec += until.tv_nsec / 1000000000L;
+			until.tv_nsec %= 1000000000L;
+			pthread_cond_timedwait(&l->wake, &l->wake_lock, &until);
+		}
+		if (l->stopping)
+			break;
+		l->kicked = false;
+		pthread_mutex_unlock(&l->wake_lock);
+		check(l);
+		pthread_mutex_lock(&l->wake_lock);
+	}
+	pthread_mutex_unlock(&l->wake_lock);
+	return NULL;
+}
+
+/* Starts the watcher. Returns 0 or ATLAS_ENOMEM with err set. */
+int live_start(live *l, atlas_error *err)
+{
+	int rc = pthread_create(&l->thread, NULL, watch, l);
+	if (rc)
+		return atlas_error_set(err, ATLAS_ENOMEM, "cannot start the index watcher: %s",
+				       strerror(rc));
+	l->started = true;
+	return 0;
+}
+
+/* Wakes the watcher for an immediate check. Never fails. */
+void live_kick(live *l)
+{
+	pthread_mutex_lock(&l->wake_lock);
+	l->kicked = true;
+	pthread_cond_signal(&l->wake);
+	pthread_mutex_unlock(&l->wake_lock);
+}
+
+/* Stops and joins the watcher. Never fails. */
+void live_stop(live *l)
+{
+	if (!l->started)
+		return;
+	pthread_mutex_lock(&l->wake_lock);
+	l->stopping = true;
+	pthread_cond_signal(&l->wake);
+	pthread_mutex_unlock(&l->wake_lock);
+	pthread_join(l->thread, NULL);
+	l->started = false;
+}
+
+/* Frees the live index; see live.h. Accepts NULL. */
+void live_free(live *l)
+{
+	if (!l)
+		return;
+	live_stop(l);
+	/* the calling thread's engine, if it ever acquired one (the key's destructor does not run
+	 * for it) */
+	local *loc = pthread_getspecific(l->key);
+	if (loc)
+		local_free(loc);
+	pthread_key_delete(l->key);
+	pthread_cond_destroy(&l->wake);
+	pthread_mutex_destroy(&l->wake_lock);
+	pthread_mutex_destroy(&l->state_lock);
+	pthread_mutex_destroy(&l->shared_lock);
+	atlas_engine_free(l->shared);
+	free(l->path);
+	free(l);
+}
+
+/* Reopens the calling thread's engine for the current generation. The new engine is kept only if
+ * it is the validated build (the file may have been replaced again since the watcher looked);
+ * otherwise the thread answers with the shared engine until the next generation. */
+static void reopen(live *l, local *loc)
+{
+	char want[64];
+	pthread_mutex_lock(&l->state_lock);
+	unsigned long gen = l->info.generation;
+	copy_str(want, sizeof(want), l->info.build_id);
+	pthread_mutex_unlock(&l->state_lock);
+	atlas_engine *e = NULL;
+	atlas_error err = { 0, "" };
+	if (atlas_engine_open(&e, l->path, &err) == 0) {
+		const char *build = atlas_engine_meta(e, "build_id");
+		if (!build || strcmp(build, want) != 0) {
+			atlas_engine_free(e);
+			e = NULL;
+		}
+	}
+	atlas_engine_free(loc->e);
+	loc->e = e;
+	loc->gen = gen;
+}
+
+/* Returns the engine for the calling thread; see live.h. Never NULL. */
+atlas_engine *live_acquire(live *l)
+{
+	local *loc = pthread_getspecific(l->key);
+	if (!loc) {
+		loc = calloc(1, sizeof(*loc));
+		if (loc && pthread_setspecific(l->key, loc)) {
+			free(loc);
+			loc = NULL;
+		}
+	}
+	if (loc && loc->gen != atomic_load_explicit(&l->generation, memory_order_acquire))
+		reopen(l, loc);
+	if (loc && loc->e)
+		return loc->e;
+	pthread_mutex_lock(&l->shared_lock);
+	return l->shared;
+}
+
+/* Ends a use begun by live_acquire. Never fails. */
+void live_release(live *l, atlas_engine *e)
+{
+	local *loc = pthread_getspecific(l->key);
+	if (!loc || loc->e != e)
+		pthread_mutex_unlock(&l->shared_lock);
+}
+
+/* Copies the served index's state. Never fails. */
+void live_info_get(live *l, live_info *out)
+{
+	pthread_mutex_lock(&l->state_lock);
+	*out = l->info;
+	pthread_mutex_unlock(&l->state_lock);
+}

@@ -1,0 +1,338 @@
+/* main.c - atlas-serve: the site's search box over HTTP/JSON, with hot index swap. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server.h"
+
+#ifndef ATLAS_VERSION
+#define ATLAS_VERSION "0"
+#endif
+
+#define CONNECTION_TIMEOUT_S 10
+#define PER_IP_CONNECTIONS 64
+#define MAX_CONNECTIONS 4096
+#define CONNECTION_MEMORY (32 * 1024)
+#define DRAIN_TIMEOUT_S 10.0
+
+static const char usage[] =
+	"usage: atlas-serve --index FILE [--bind ADDR] [--port N] [--threads N]\n"
+	"                   [--cors ORIGIN]... [--cache-size N] [--log FILE]\n"
+	"                   [--max-index-age SECONDS]\n"
+	"\n"
+	"Serves the Atlas index FILE over HTTP: /api/search, /api/suggest, /api/next,\n"
+	"/healthz, /metrics and a search page at /. The index file is watched: a new file\n"
+	"renamed over it is validated and swapped in without dropping a request (SIGHUP\n"
+	"checks at once); a file that fails validation is refused and the previous index\n"
+	"stays in service.\n"
+	"\n"
+	"  --index FILE           the index built by atlas-index (required)\n"
+	"  --bind ADDR            IPv4 or IPv6 address to listen on (default 127.0.0.1)\n"
+	"  --port N               TCP port, 0 for any free port (default 8080)\n"
+	"  --threads N            worker threads (default: one per CPU core)\n"
+	"  --cors ORIGIN          allow cross-origin requests from ORIGIN (repeatable; * for any)\n"
+	"  --cache-size N         responses kept in the memory cache (default 1024; 0: none)\n"
+	"  --log FILE             append the access log to FILE (default: standard error)\n"
+	"  --max-index-age SECS   /healthz says \"stale\" when the index is older (0: never)\n"
+	"  --help                 show this help\n"
+	"  --version              show the version\n"
+	"\n"
+	"SIGTERM or SIGINT: stop accepting, finish the requests in flight, exit 0.\n"
+	"Exit status: 0 clean shutdown, 1 unusable index or listening failure, 2 usage error.\n";
+
+/* Parses s as a decimal number in lo..hi into *out. Returns 0 or ATLAS_EINVAL. */
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < lo || v > hi)
+		return ATLAS_EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* The address to listen on, IPv4 or IPv6. */
+typedef union listen_addr {
+	struct sockaddr sa;
+	struct sockaddr_in in4;
+	struct sockaddr_in6 in6;
+} listen_addr;
+
+/* Fills *a from addr and port. Returns 0, or ATLAS_EINVAL when addr is not a numeric address. */
+static int parse_addr(listen_addr *a, const char *addr, int port, bool *v6)
+{
+	memset(a, 0, sizeof(*a));
+	*v6 = false;
+	if (inet_pton(AF_INET, addr, &a->in4.sin_addr) == 1) {
+		a->in4.sin_family = AF_INET;
+		a->in4.sin_port = htons((uint16_t)port);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, addr, &a->in6.sin6_addr) == 1) {
+		a->in6.sin6_family = AF_INET6;
+		a->in6.sin6_port = htons((uint16_t)port);
+		*v6 = true;
+		return 0;
+	}
+	return ATLAS_EINVAL;
+}
+
+/* Reports a usage error on stderr. Returns 2, the exit status of usage errors. */
+static int usage_error(const char *msg)
+{
+	fprintf(stderr, "atlas-serve: %s\n", msg);
+	return 2;
+}
+
+/* Parses the command line into *cfg (cfg->cors is malloc'd: free it). Returns 0, 1 to exit 0 at
+ * once (--help, --version), or 2 for a usage error (reported on stderr). */
+static int parse_args(serve_config *cfg, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "index", required_argument, NULL, 'i' },
+		{ "bind", required_argument, NULL, 'b' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "cors", required_argument, NULL, 'c' },
+		{ "cache-size", required_argument, NULL, 'C' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "max-index-age", required_argument, NULL, 'a' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long v;
+	int ch;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	*cfg = (serve_config){
+		.bind = "127.0.0.1",
+		.port = 8080,
+		.threads = ncpu > 0 ? (int)ncpu : 1,
+		.cache_size = 1024,
+	};
+	cfg->cors = calloc((size_t)argc, sizeof(*cfg->cors));
+	if (!cfg->cors) {
+		fprintf(stderr, "atlas-serve: out of memory\n");
+		return 2;
+	}
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'i': cfg->index = optarg; break;
+		case 'b': cfg->bind = optarg; break;
+		case 'p':
+			if (parse_long(optarg, 0, 65535, &v)) {
+				return usage_error("--port must be a number from 0 to 65535");
+			}
+			cfg->port = (int)v;
+			break;
+		case 't':
+			if (parse_long(optarg, 1, 1024, &v)) {
+				return usage_error("--threads must be a number from 1 to 1024");
+			}
+			cfg->threads = (int)v;
+			break;
+		case 'c':
+			if (!*optarg) {
+				return usage_error("--cors needs an origin (https://host) or *");
+			}
+			cfg->cors[cfg->ncors++] = optarg;
+			break;
+		case 'C':
+			if (parse_long(optarg, 0, 10000000, &v)) {
+				return usage_error("--cache-size must be from 0 to 10000000");
+			}
+			cfg->cache_size = v;
+			break;
+		case 'l': cfg->log_path = optarg; break;
+		case 'a':
+			if (parse_long(optarg, 0, 100L * 365 * 86400, &v)) {
+				return usage_error("--max-index-age must be a number of seconds");
+			}
+			cfg->max_index_age = v;
+			break;
+		case 'h': fputs(usage, stdout); return 1;
+		case 'V': printf("atlas-serve %s\n", ATLAS_VERSION); return 1;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "atlas-serve: unexpected argument '%s'\n%s", argv[optind], usage);
+		return 2;
+	}
+	if (!cfg->index) {
+		fprintf(stderr, "atlas-serve: --index is required\n%s", usage);
+		return 2;
+	}
+	return 0;
+}
+
+/* MHD's error logger: one timestamped line on stderr per message (protocol errors, refused
+ * connections), as the watcher logs its events. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512], when[32];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	size_t n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+		msg[--n] = '\0';
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	fprintf(stderr, "%s atlas-serve: http: %s\n", when, msg);
+}
+
+/* Waits for SIGHUP (index check), SIGTERM or SIGINT (returns), flushing the access log each
+ * second. */
+static void wait_signals(server *s, const sigset_t *set)
+{
+	for (;;) {
+		struct timespec tick = { 1, 0 };
+		int sig = sigtimedwait(set, NULL, &tick);
+		if (sig == SIGHUP)
+			live_kick(s->index);
+		else if (sig == SIGTERM || sig == SIGINT)
+			return;
+		fflush(s->log);
+	}
+}
+
+/* Stops accepting, lets the requests in flight finish (up to DRAIN_TIMEOUT_S), stops the daemon. */
+static void shut_down(server *s, struct MHD_Daemon *d)
+{
+	atomic_store(&s->closing, true);
+	MHD_socket fd = MHD_quiesce_daemon(d);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+	double until = serve_now() + DRAIN_TIMEOUT_S;
+	while (atomic_load(&s->inflight) > 0 && serve_now() < until) {
+		struct timespec pause = { 0, 10 * 1000000L };
+		nanosleep(&pause, NULL);
+	}
+	MHD_stop_daemon(d);
+}
+
+/* Parses the flags, validates the index, serves until SIGTERM or SIGINT. Returns the exit status:
+ * 0 after a clean shutdown, 1 when the index or the log is unusable or the port cannot be bound,
+ * 2 for a usage error. */
+int main(int argc, char **argv)
+{
+	serve_config cfg;
+	int rc = parse_args(&cfg, argc, argv);
+	if (rc) {
+		free(cfg.cors);
+		return rc == 1 ? 0 : 2;
+	}
+	int status = 1;
+	listen_addr addr;
+	bool v6;
+	if (parse_addr(&addr, cfg.bind, cfg.port, &v6)) {
+		fprintf(stderr, "atlas-serve: --bind needs a numeric IPv4 or IPv6 address: '%s'\n",
+			cfg.bind);
+		status = 2;
+		goto free_cors;
+	}
+	server s;
+	memset(&s, 0, sizeof(s));
+	s.cfg = &cfg;
+	s.started = serve_now();
+	atomic_init(&s.inflight, 0);
+	atomic_init(&s.closing, false);
+	for (int i = 0; i < cfg.ncors; i++)
+		if (strcmp(cfg.cors[i], "*") == 0)
+			s.cors_any = true;
+	s.log = stderr;
+	if (cfg.log_path) {
+		s.log = fopen(cfg.log_path, "a");
+		if (!s.log) {
+			fprintf(stderr, "atlas-serve: cannot open log %s: %s\n", cfg.log_path,
+				strerror(errno));
+			goto free_cors;
+		}
+		setvbuf(s.log, NULL, _IOFBF, 64 * 1024);
+	}
+	atlas_error err = { 0, "" };
+	if (live_open(&s.index, cfg.index, serve_on_swap, &s, &err)) {
+		fprintf(stderr, "atlas-serve: cannot serve %s: %s\n", cfg.index, err.msg);
+		goto close_log;
+	}
+	if (cache_new(&s.cache, (size_t)cfg.cache_size) || metrics_new(&s.metrics)) {
+		fprintf(stderr, "atlas-serve: out of memory\n");
+		goto free_state;
+	}
+	/* the signals are taken by sigtimedwait in this thread; every thread started below inherits
+	 * the mask */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (live_start(s.index, &err)) {
+		fprintf(stderr, "atlas-serve: %s\n", err.msg);
+		goto free_state;
+	}
+	unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	if (v6)
+		flags |= MHD_USE_IPv6;
+	errno = 0;
+	/* one thread is MHD's internal polling thread itself (a pool of one draws a warning) */
+	struct MHD_OptionItem pool[] = {
+		{ MHD_OPTION_THREAD_POOL_SIZE, cfg.threads, NULL },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+	if (cfg.threads < 2)
+		pool[0].option = MHD_OPTION_END;
+	struct MHD_Daemon *d = MHD_start_daemon(
+		flags, (uint16_t)cfg.port, NULL, NULL, serve_request, &s,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		MHD_OPTION_SOCK_ADDR, &addr.sa,
+		MHD_OPTION_ARRAY, pool,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)PER_IP_CONNECTIONS,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+		MHD_OPTION_NOTIFY_COMPLETED, serve_completed, &s,
+		MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr, "atlas-serve: cannot listen on %s port %d: %s\n", cfg.bind,
+			cfg.port, errno ? strerror(errno) : "the HTTP daemon did not start");
+		goto stop_watcher;
+	}
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	live_info li;
+	live_info_get(s.index, &li);
+	unsigned port = info ? (unsigned)info->port : (unsigned)cfg.port;
+	printf("atlas-serve: serving %s (build %s, %d pages) on http://%s%s%s:%u/ with %d "
+	       "thread%s\n",
+	       cfg.index, li.build_id, li.pages, v6 ? "[" : "", cfg.bind, v6 ? "]" : "", port,
+	       cfg.threads, cfg.threads == 1 ? "" : "s");
+	fflush(stdout);
+	wait_signals(&s, &set);
+	shut_down(&s, d);
+	status = 0;
+stop_watcher:
+	live_stop(s.index);
+free_state:
+	metrics_free(s.metrics);
+	cache_free(s.cache);
+	live_free(s.index);
+close_log:
+	if (s.log != stderr)
+		fclose(s.log);
+	else
+		fflush(stderr);
+free_cors:
+	free(cfg.cors);
+	return status;
+}

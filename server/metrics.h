@@ -1,0 +1,50 @@
+/* metrics.h - request counters and latency histograms, rendered as Prometheus text for /metrics. */
+#ifndef ATLAS_METRICS_H
+#define ATLAS_METRICS_H
+
+#include "strbuf.h"
+
+/* The routes requests are counted by (the "route" label). */
+enum {
+	ROUTE_SEARCH,
+	ROUTE_SUGGEST,
+	ROUTE_NEXT,
+	ROUTE_HEALTHZ,
+	ROUTE_METRICS,
+	ROUTE_PAGE,
+	ROUTE_ASSET,
+	ROUTE_UNMATCHED,
+	ROUTE_COUNT
+};
+
+typedef struct metrics metrics;
+
+/* Values sampled by the caller when /metrics is rendered. */
+typedef struct metrics_gauges {
+	unsigned long generation;      /* index generation, 1 for the index served at start */
+	unsigned long swaps;           /* successful hot swaps */
+	unsigned long swaps_refused;   /* changed index files that failed validation */
+	double index_age_s;
+	double uptime_s;
+	long inflight;
+	unsigned long cache_entries, cache_capacity, cache_hits, cache_misses, cache_evictions;
+} metrics_gauges;
+
+/* Returns the label of a route ("/api/search", ..., "asset", "unmatched"). */
+const char *metrics_route_name(int route);
+
+/* Creates zeroed counters into *out. Returns 0 or ATLAS_ENOMEM. */
+int metrics_new(metrics **out);
+
+/* Counts one finished request of route with HTTP status that took seconds. Lock-free; never
+ * fails. */
+void metrics_observe(metrics *m, int route, int status, double seconds);
+
+/* Appends the Prometheus text exposition of the counters and g to out. Returns 0 or
+ * ATLAS_ENOMEM. */
+int metrics_render(metrics *m, const metrics_gauges *g, strbuf *out);
+
+/* Frees the counters. Accepts NULL. */
+void metrics_free(metrics *m);
+
+#endif

@@ -61,10 +61,10 @@
 #define NEXT_W_GUIDE_START 3.0
 #define NEXT_W_GUIDE_PREV 0.3
 #define NEXT_W_LINK_OUT 1.0
-#define NEXT_W_LINK_IN 0.6
+#define NEXT_W_LINK_IN 1.0
 #define NEXT_W_BUILDS_ON 1.2
 #define NEXT_W_PREREQ 0.3
-#define NEXT_W_TOPIC 0.5
+#define NEXT_W_TOPIC 1.0
 #define NEXT_W_TOPIC_MEMBER 2.0
 #define NEXT_W_SIMILAR 4.0
 #define NEXT_W_GRAPH 1.5

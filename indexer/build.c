@@ -313,108 +313,9 @@ static int write_graph(writer *w, const corpus *c, build_stats *stats)
 	return rc;
 }
 
-/* Vocabulary: every folded surface word and identifier, with document and collection counts. */
-typedef struct vocab_ctx {
-	strmap map;
-	int *df, *cf, *last;
-	int n, cap;
-	int doc;
-	int oom;
-} vocab_ctx;
-
-static int vocab_token(void *ctx, int tflags, const char *tok, int n, int start, int end)
+static int write_synonyms(writer *w, const corpus *c, build_stats *stats)
 {
-	vocab_ctx *v = ctx;
-	(void)tflags;
-	(void)start;
-	(void)end;
-	if (n < 2 || n > 40)
-		return 0;
-	int added = 0;
-	int *idx = strmap_put(&v->map, tok, (size_t)n, v->n, &added);
-	if (!idx) {
-		v->oom = 1;
-		return 1;
-	}
-	if (added) {
-		if (v->n == v->cap) {
-			int cap = v->cap ? v->cap * 2 : 4096;
-			int *df = realloc(v->df, (size_t)cap * sizeof(int));
-			if (df)
-				v->df = df;
-			int *cf = realloc(v->cf, (size_t)cap * sizeof(int));
-			if (cf)
-				v->cf = cf;
-			int *last = realloc(v->last, (size_t)cap * sizeof(int));
-			if (last)
-				v->last = last;
-			if (!df || !cf || !last) {
-				v->oom = 1;
-				return 1;
-			}
-			v->cap = cap;
-		}
-		v->df[v->n] = v->cf[v->n] = 0;
-		v->last[v->n] = -1;
-		v->n++;
-	}
-	v->cf[*idx]++;
-	if (v->last[*idx] != v->doc) {
-		v->last[*idx] = v->doc;
-		v->df[*idx]++;
-	}
-	return 0;
-}
-
-static int write_vocab(writer *w, const corpus *c, build_stats *stats)
-{
-	atlas_analyzer *a = NULL;
-	int rc = atlas_analyzer_new(&a, w->db, w->err);
-	if (rc)
-		return rc;
-	vocab_ctx v;
-	memset(&v, 0, sizeof(v));
-	int flags = FTS5_TOKENIZE_QUERY | FTS5_TOKENIZE_PREFIX;
-	for (int pi = 0; pi < c->npages && !v.oom; pi++) {
-		const page *p = &c->pages[pi];
-		v.doc = pi;
-		atlas_analyze(a, flags, p->title, (int)strlen(p->title), vocab_token, &v);
-		for (int k = 0; k < p->nkeywords; k++)
-			atlas_analyze(a, flags, p->keywords[k], (int)strlen(p->keywords[k]), vocab_token, &v);
-		for (int s = 0; s < p->nsecs; s++) {
-			if (s)
-				atlas_analyze(a, flags, p->secs[s].heading, (int)strlen(p->secs[s].heading),
-					      vocab_token, &v);
-			atlas_analyze(a, flags, strbuf_str(&p->secs[s].body), (int)p->secs[s].body.len,
-				      vocab_token, &v);
-		}
-	}
-	atlas_analyzer_free(a);
-	sqlite3_stmt *st = NULL;
-	if (v.oom)
-		rc = atlas_error_set(w->err, ATLAS_ENOMEM, "out of memory building the vocabulary");
-	if (!rc)
-		rc = prepare(w, &st, "INSERT INTO vocab VALUES(?,?,?)");
-	for (size_t i = 0; !rc && i < v.map.cap; i++) {
-		const strmap_entry *e = &v.map.slots[i];
-		if (!e->key)
-			continue;
-		sqlite3_bind_text(st, 1, e->key, -1, SQLITE_STATIC);
-		sqlite3_bind_int(st, 2, v.df[e->value]);
-		sqlite3_bind_int(st, 3, v.cf[e->value]);
-		rc = step_reset(w, st, "insert vocabulary");
-	}
-	stats->terms = v.n;
-	sqlite3_finalize(st);
-	strmap_free(&v.map);
-	free(v.df);
-	free(v.cf);
-	free(v.last);
-	return rc;
-}
-
-static int write_synonyms(writer *w, const corpus *c)
-{
+	(void)stats;
 	sqlite3_stmt *st = NULL;
 	int rc = prepare(w, &st, "INSERT INTO synonyms VALUES(?,?)");
 	for (int g = 0; !rc && g < c->nsyn; g++)
@@ -496,8 +397,10 @@ static int write_meta(writer *w, const corpus *c, build_stats *stats)
 	return rc;
 }
 
-static int integrity_check(writer *w)
+static int integrity_check(writer *w, const corpus *c, build_stats *stats)
 {
+	(void)c;
+	(void)stats;
 	sqlite3_stmt *st = NULL;
 	int rc = prepare(w, &st, "PRAGMA integrity_check");
 	if (rc)
@@ -510,6 +413,34 @@ static int integrity_check(writer *w)
 								: sqlite3_errmsg(w->db));
 	sqlite3_finalize(st);
 	return rc;
+}
+
+static int write_signals(writer *w, const corpus *c, build_stats *stats)
+{
+	return signals_compute(w->db, c, w->id_of, &stats->candidates, &stats->terms, w->err);
+}
+
+static int finish_fts(writer *w, const corpus *c, build_stats *stats)
+{
+	(void)c;
+	(void)stats;
+	return exec(w, "INSERT INTO fts(fts) VALUES('optimize');"
+		       " INSERT INTO sec_fts(sec_fts) VALUES('optimize'); COMMIT");
+}
+
+static int compact(writer *w, const corpus *c, build_stats *stats)
+{
+	(void)c;
+	(void)stats;
+	/* the pages FTS5 freed when merging segments go back: moved to fill the holes, file cut */
+	return exec(w, "PRAGMA incremental_vacuum; PRAGMA journal_mode=DELETE");
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 int index_build(build_stats *stats, const corpus *c, const char *out_path, atlas_error *err)
@@ -544,28 +475,34 @@ int index_build(build_stats *stats, const corpus *c, const char *out_path, atlas
 	rc = atlas_analyzer_register(w.db, err);
 	if (!rc)
 		rc = exec(&w, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;"
-			      " PRAGMA cache_size=-65536; BEGIN");
+			      " PRAGMA auto_vacuum=INCREMENTAL; PRAGMA cache_size=-65536; BEGIN");
 	if (!rc)
 		rc = exec(&w, atlas_schema_sql);
 	if (!rc)
-		rc = write_docs(&w, c, stats);
-	if (!rc)
-		rc = write_graph(&w, c, stats);
-	if (!rc)
-		rc = write_synonyms(&w, c);
-	if (!rc)
-		rc = write_vocab(&w, c, stats);
-	if (!rc)
-		rc = signals_compute(w.db, c, w.id_of, &stats->candidates, err);
-	if (!rc)
-		rc = write_meta(&w, c, stats);
-	if (!rc)
-		rc = exec(&w, "INSERT INTO fts(fts) VALUES('optimize');"
-			      " INSERT INTO sec_fts(sec_fts) VALUES('optimize'); COMMIT");
-	if (!rc)
-		rc = integrity_check(&w);
-	if (!rc)
-		rc = exec(&w, "PRAGMA journal_mode=DELETE; VACUUM");
+		rc = exec(&w, "INSERT INTO fts(fts, rank) VALUES('automerge', 0);"
+			      " INSERT INTO sec_fts(sec_fts, rank) VALUES('automerge', 0)");
+	/* each phase timed, for the summary */
+	struct {
+		const char *name;
+		int (*run)(writer *, const corpus *, build_stats *);
+	} phases[] = {
+		{ "documents and full-text index", write_docs },
+		{ "taxonomy, guides and links", write_graph },
+		{ "synonyms", write_synonyms },
+		{ "vocabulary and read-next signals", write_signals },
+		{ "meta", write_meta },
+		{ "optimize", finish_fts },
+		{ "integrity check", integrity_check },
+		{ "compact", compact },
+	};
+	for (size_t i = 0; !rc && i < sizeof(phases) / sizeof(phases[0]); i++) {
+		double t0 = now_ms();
+		rc = phases[i].run(&w, c, stats);
+		if (stats->nphases < BUILD_MAX_PHASES) {
+			stats->phase_name[stats->nphases] = phases[i].name;
+			stats->phase_ms[stats->nphases++] = now_ms() - t0;
+		}
+	}
 out_close:
 	if (w.db && sqlite3_close(w.db) != SQLITE_OK && !rc)
 		rc = atlas_error_set(err, ATLAS_EIO, "%s: cannot close", tmp);

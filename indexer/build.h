@@ -16,6 +16,10 @@ typedef struct build_stats {
 	int candidates;   /* read-next candidate rows */
 	long long index_bytes;
 	char build_id[40];
+#define BUILD_MAX_PHASES 12
+	const char *phase_name[BUILD_MAX_PHASES]; /* static strings */
+	double phase_ms[BUILD_MAX_PHASES];
+	int nphases;
 } build_stats;
 
 /* Builds the index of c into a temporary file beside out_path, checks it, and renames it over

@@ -78,6 +78,7 @@ int main(int argc, char **argv)
 	diag_list d = { 0 };
 	corpus c;
 	corpus_load(&c, dir, strict, &d);
+	double t_read = now_ms() - t0;
 	print_diags(&d);
 	int status = 0;
 	if (d.errors) {
@@ -112,7 +113,10 @@ int main(int argc, char **argv)
 		printf("  read next   %d candidates\n", st.candidates);
 		printf("  warnings    %d\n", d.warnings);
 		printf("  corpus      %.1f KiB, index %.1f KiB\n", c.bytes / 1024.0, st.index_bytes / 1024.0);
-		printf("  time        %.0f ms\n", now_ms() - t0);
+		printf("  time        %.0f ms (reading %.0f ms", now_ms() - t0, t_read);
+		for (int i = 0; i < st.nphases; i++)
+			printf(", %s %.0f ms", st.phase_name[i], st.phase_ms[i]);
+		printf(")\n");
 	}
 done:
 	corpus_free(&c);

@@ -17,6 +17,7 @@
 #define SIMILAR_MAX 12
 #define GRAPH_MAX 10
 #define MLT_TERMS 30          /* terms of each page's vector used to find similar pages */
+#define MLT_LIST 256          /* pages kept per term, strongest first, for finding them */
 #define PPR_ALPHA 0.15        /* restart probability */
 #define PPR_EPSILON 1e-4      /* push threshold, relative to out-degree */
 
@@ -29,6 +30,7 @@ typedef struct out_ctx {
 	sqlite3_stmt *ins;
 	atlas_error *err;
 	int count;
+	int vocab_terms;
 	int rc;
 } out_ctx;
 
@@ -177,8 +179,8 @@ typedef struct term_w {
 
 typedef struct vec_ctx {
 	strmap terms;       /* stem -> term id */
-	strmap surfaces;    /* "stem\1surface" -> count */
 	int *df;
+	int *best_surface;  /* term id -> vocabulary index of its most frequent surface form, or -1 */
 	int nterms, capterms;
 	float *acc;         /* per-term weight of the page being read */
 	int *touched;
@@ -186,25 +188,93 @@ typedef struct vec_ctx {
 	float field_weight;
 	int last_stem;      /* term id of the last stem seen, -1 when none */
 	int last_start, last_end;
-	char last_stem_text[128];
+	char pending[128];  /* the last stem's text, until its surface form is known */
+	int npending;       /* its length; 0 when its surface form was seen */
+	/* the vocabulary: folded surface words and identifiers with document/collection counts */
+	strmap vocab;
+	int *vdf, *vcf, *vlast;
+	int nvocab, capvocab;
+	int doc;
 	int oom;
 } vec_ctx;
+
+/* Counts one surface word or identifier of page v->doc. Returns its vocabulary index or -1. */
+static int vocab_add(vec_ctx *v, const char *tok, int n)
+{
+	if (n < 2 || n > 40)
+		return -1;
+	int added = 0;
+	int *idx = strmap_put(&v->vocab, tok, (size_t)n, v->nvocab, &added);
+	if (!idx) {
+		v->oom = 1;
+		return -1;
+	}
+	if (added) {
+		if (v->nvocab == v->capvocab) {
+			int cap = v->capvocab ? v->capvocab * 2 : 8192;
+			int *df = realloc(v->vdf, (size_t)cap * sizeof(int));
+			if (df)
+				v->vdf = df;
+			int *cf = realloc(v->vcf, (size_t)cap * sizeof(int));
+			if (cf)
+				v->vcf = cf;
+			int *last = realloc(v->vlast, (size_t)cap * sizeof(int));
+			if (last)
+				v->vlast = last;
+			if (!df || !cf || !last) {
+				v->oom = 1;
+				return -1;
+			}
+			v->capvocab = cap;
+		}
+		v->vdf[v->nvocab] = v->vcf[v->nvocab] = 0;
+		v->vlast[v->nvocab] = -1;
+		v->nvocab++;
+	}
+	int i = *idx;
+	v->vcf[i]++;
+	if (v->vlast[i] != v->doc) {
+		v->vlast[i] = v->doc;
+		v->vdf[i]++;
+	}
+	return i;
+}
+
+/* The surface form of the last stem is known: record it, and keep the most frequent per stem. */
+static void surface_seen(vec_ctx *v, const char *tok, int n)
+{
+	int vi = vocab_add(v, tok, n);
+	v->npending = 0;
+	if (vi >= 0 && v->last_stem >= 0) {
+		int *best = &v->best_surface[v->last_stem];
+		if (*best < 0 || v->vcf[vi] > v->vcf[*best])
+			*best = vi;
+	}
+}
+
+/* Ends the last stem: with no colocated surface form it was its own surface form. */
+static void flush_pending(vec_ctx *v)
+{
+	if (v->npending)
+		surface_seen(v, v->pending, v->npending);
+}
 
 static int vec_token(void *ctx, int tflags, const char *tok, int n, int start, int end)
 {
 	vec_ctx *v = ctx;
 	if (tflags & FTS5_TOKEN_COLOCATED) {
-		/* the folded surface form of the last stem: same byte range */
-		if (v->last_stem >= 0 && start == v->last_start && end == v->last_end && n < 100) {
-			char key[256];
-			int kl = snprintf(key, sizeof(key), "%s\1%.*s", v->last_stem_text, n, tok);
-			int *cnt = strmap_put(&v->surfaces, key, (size_t)kl, 0, NULL);
-			if (cnt)
-				++*cnt;
-		}
+		if (start == v->last_start && end == v->last_end && v->npending)
+			surface_seen(v, tok, n); /* the folded surface form of the last stem */
+		else
+			vocab_add(v, tok, n);    /* an identifier */
 		return 0;
 	}
+	flush_pending(v);
 	v->last_stem = -1;
+	v->last_start = start;
+	v->last_end = end;
+	v->npending = n < (int)sizeof(v->pending) ? n : 0;
+	memcpy(v->pending, tok, (size_t)v->npending);
 	if (n < 2 || n >= 100 || atlas_is_stopword(tok, (size_t)n))
 		return 0;
 	int all_digits = 1;
@@ -222,12 +292,15 @@ static int vec_token(void *ctx, int tflags, const char *tok, int n, int start, i
 		if (v->nterms == v->capterms) {
 			int cap = v->capterms ? v->capterms * 2 : 8192;
 			int *df = realloc(v->df, (size_t)cap * sizeof(int));
-			float *acc = df ? realloc(v->acc, (size_t)cap * sizeof(float)) : NULL;
 			if (df)
 				v->df = df;
+			float *acc = df ? realloc(v->acc, (size_t)cap * sizeof(float)) : NULL;
 			if (acc)
 				v->acc = acc;
-			if (!df || !acc) {
+			int *bs = acc ? realloc(v->best_surface, (size_t)cap * sizeof(int)) : NULL;
+			if (bs)
+				v->best_surface = bs;
+			if (!df || !acc || !bs) {
 				v->oom = 1;
 				return 1;
 			}
@@ -235,6 +308,7 @@ static int vec_token(void *ctx, int tflags, const char *tok, int n, int start, i
 		}
 		v->df[v->nterms] = 0;
 		v->acc[v->nterms] = 0;
+		v->best_surface[v->nterms] = -1;
 		v->nterms++;
 	}
 	if (v->acc[*id] == 0) {
@@ -252,10 +326,15 @@ static int vec_token(void *ctx, int tflags, const char *tok, int n, int start, i
 	}
 	v->acc[*id] += v->field_weight;
 	v->last_stem = *id;
-	v->last_start = start;
-	v->last_end = end;
-	snprintf(v->last_stem_text, sizeof(v->last_stem_text), "%.*s", n, tok);
 	return 0;
+}
+
+/* Analyzes text in document mode into v: term weights and vocabulary counts. */
+static void vec_text(vec_ctx *v, atlas_analyzer *a, const char *text, int n)
+{
+	atlas_analyze(a, FTS5_TOKENIZE_DOCUMENT, text, n, vec_token, v);
+	flush_pending(v);
+	v->last_stem = -1;
 }
 
 static int cmp_term_w_desc(const void *a, const void *b)
@@ -268,6 +347,14 @@ typedef struct posting {
 	int doc;
 	float w;
 } posting;
+
+static int cmp_posting_desc(const void *a, const void *b)
+{
+	const posting *x = a, *y = b;
+	if (x->w != y->w)
+		return x->w > y->w ? -1 : 1;
+	return x->doc - y->doc;
+}
 
 typedef struct scored {
 	int doc;
@@ -284,34 +371,52 @@ static int cmp_scored_desc(const void *a, const void *b)
 	return x->doc - y->doc;
 }
 
-/* Readable form of a term: its most frequent surface form. Fills best[term] (caller frees). */
-static char **surface_names(vec_ctx *v)
+/* Readable form of a term: its most frequent surface form. Fills names[term] (caller frees the
+ * array, not the strings, which the vocabulary map owns). */
+static const char **surface_names(vec_ctx *v)
 {
-	char **best = calloc((size_t)v->nterms + 1, sizeof(char *));
-	int *bestn = calloc((size_t)v->nterms + 1, sizeof(int));
-	if (!best || !bestn) {
-		free(best);
-		free(bestn);
+	const char **names = calloc((size_t)v->nterms + 1, sizeof(char *));
+	const char **by_index = calloc((size_t)v->nvocab + 1, sizeof(char *));
+	if (!names || !by_index) {
+		free(names);
+		free(by_index);
 		return NULL;
 	}
-	for (size_t i = 0; i < v->surfaces.cap; i++) {
-		const strmap_entry *e = &v->surfaces.slots[i];
-		if (!e->key)
-			continue;
-		char *sep = strchr(e->key, '\1');
-		int *id = sep ? strmap_getn(&v->terms, e->key, (size_t)(sep - e->key)) : NULL;
-		if (id && e->value > bestn[*id]) {
-			bestn[*id] = e->value;
-			best[*id] = sep + 1;
-		}
-	}
+	for (size_t i = 0; i < v->vocab.cap; i++)
+		if (v->vocab.slots[i].key)
+			by_index[v->vocab.slots[i].value] = v->vocab.slots[i].key;
 	for (size_t i = 0; i < v->terms.cap; i++) {
 		const strmap_entry *e = &v->terms.slots[i];
-		if (e->key && !best[e->value])
-			best[e->value] = e->key;
+		if (e->key) {
+			int b = v->best_surface[e->value];
+			names[e->value] = b >= 0 ? by_index[b] : e->key;
+		}
 	}
-	free(bestn);
-	return best;
+	free(by_index);
+	return names;
+}
+
+/* Writes the vocabulary table. */
+static void write_vocab(out_ctx *o, vec_ctx *v)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(o->db, "INSERT INTO vocab VALUES(?,?,?)", -1, &st, NULL) != SQLITE_OK) {
+		o->rc = atlas_error_set(o->err, ATLAS_ESQL, "prepare: %s", sqlite3_errmsg(o->db));
+		return;
+	}
+	for (size_t i = 0; !o->rc && i < v->vocab.cap; i++) {
+		const strmap_entry *e = &v->vocab.slots[i];
+		if (!e->key)
+			continue;
+		sqlite3_bind_text(st, 1, e->key, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 2, v->vdf[e->value]);
+		sqlite3_bind_int(st, 3, v->vcf[e->value]);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			o->rc = atlas_error_set(o->err, ATLAS_ESQL, "insert vocabulary: %s", sqlite3_errmsg(o->db));
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	o->vocab_terms = v->nvocab;
 }
 
 static void text_signals(out_ctx *o, const corpus *c, const int *id_of, atlas_analyzer *a)
@@ -327,19 +432,17 @@ static void text_signals(out_ctx *o, const corpus *c, const int *id_of, atlas_an
 	for (int pi = 0; pi < n && !v.oom; pi++) {
 		const page *p = &c->pages[pi];
 		v.ntouched = 0;
+		v.doc = pi;
 		v.field_weight = 3.0f;
-		atlas_analyze(a, FTS5_TOKENIZE_DOCUMENT, p->title, (int)strlen(p->title), vec_token, &v);
+		vec_text(&v, a, p->title, (int)strlen(p->title));
 		for (int k = 0; k < p->nkeywords; k++)
-			atlas_analyze(a, FTS5_TOKENIZE_DOCUMENT, p->keywords[k], (int)strlen(p->keywords[k]),
-				      vec_token, &v);
+			vec_text(&v, a, p->keywords[k], (int)strlen(p->keywords[k]));
 		for (int s = 0; s < p->nsecs; s++) {
 			v.field_weight = 2.0f;
 			if (s)
-				atlas_analyze(a, FTS5_TOKENIZE_DOCUMENT, p->secs[s].heading,
-					      (int)strlen(p->secs[s].heading), vec_token, &v);
+				vec_text(&v, a, p->secs[s].heading, (int)strlen(p->secs[s].heading));
 			v.field_weight = s == 0 ? 1.5f : 1.0f;
-			atlas_analyze(a, FTS5_TOKENIZE_DOCUMENT, strbuf_str(&p->secs[s].body),
-				      (int)p->secs[s].body.len, vec_token, &v);
+			vec_text(&v, a, strbuf_str(&p->secs[s].body), (int)p->secs[s].body.len);
 		}
 		vecs[pi] = malloc((size_t)(v.ntouched ? v.ntouched : 1) * sizeof(term_w));
 		if (!vecs[pi]) {
@@ -356,6 +459,7 @@ static void text_signals(out_ctx *o, const corpus *c, const int *id_of, atlas_an
 	}
 	if (v.oom)
 		goto out;
+	write_vocab(o, &v);
 	/* pass 2: tf-idf, normalized, truncated to the strongest MLT_TERMS terms */
 	for (int pi = 0; pi < n; pi++) {
 		double norm = 0;
@@ -377,7 +481,7 @@ static void text_signals(out_ctx *o, const corpus *c, const int *id_of, atlas_an
 	posting **plist = calloc((size_t)v.nterms + 1, sizeof(posting *));
 	scored *acc = calloc((size_t)n, sizeof(scored));
 	int *hit = malloc((size_t)n * sizeof(int));
-	char **names = surface_names(&v);
+	const char **names = surface_names(&v);
 	if (!plen || !plist || !acc || !hit || !names)
 		goto out_lists;
 	for (int pi = 0; pi < n; pi++)
@@ -394,7 +498,14 @@ static void text_signals(out_ctx *o, const corpus *c, const int *id_of, atlas_an
 			int t = vecs[pi][k].term;
 			plist[t][plen[t]++] = (posting){ pi, vecs[pi][k].w };
 		}
-	int max_list = n / 10 > 50 ? n / 10 : 50;
+	/* impact-ordered, truncated lists: a term's strongest pages only, so the work per page is
+	 * bounded (MLT_TERMS x MLT_LIST) however large the corpus grows */
+	for (int t = 0; t < v.nterms; t++)
+		if (plen[t] > MLT_LIST) {
+			qsort(plist[t], (size_t)plen[t], sizeof(posting), cmp_posting_desc);
+			plen[t] = MLT_LIST;
+		}
+	int max_list = MLT_LIST;
 	for (int pi = 0; pi < n && !o->rc; pi++) {
 		if (c->pages[pi].type == PAGE_SITE)
 			continue;
@@ -460,7 +571,11 @@ out:
 	free(vecs);
 	free(nvec);
 	strmap_free(&v.terms);
-	strmap_free(&v.surfaces);
+	strmap_free(&v.vocab);
+	free(v.vdf);
+	free(v.vcf);
+	free(v.vlast);
+	free(v.best_surface);
 	free(v.df);
 	free(v.acc);
 	free(v.touched);
@@ -609,9 +724,10 @@ out:
 	free(top);
 }
 
-int signals_compute(sqlite3 *db, const corpus *c, const int *id_of, int *count, atlas_error *err)
+int signals_compute(sqlite3 *db, const corpus *c, const int *id_of, int *count, int *terms,
+		    atlas_error *err)
 {
-	out_ctx o = { db, NULL, err, 0, 0 };
+	out_ctx o = { db, NULL, err, 0, 0, 0 };
 	atlas_analyzer *a = NULL;
 	*count = 0;
 	if (sqlite3_prepare_v2(db, "INSERT INTO next_candidates VALUES(?,?,?,?,?)", -1, &o.ins, NULL))
@@ -628,5 +744,6 @@ int signals_compute(sqlite3 *db, const corpus *c, const int *id_of, int *count, 
 	atlas_analyzer_free(a);
 	sqlite3_finalize(o.ins);
 	*count = o.count;
+	*terms = o.vocab_terms;
 	return o.rc;
 }

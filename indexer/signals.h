@@ -22,8 +22,11 @@
 #define SIG_GRAPH "graph"               /* weight: personalized PageRank, normalized to the best */
 
 /* Computes every candidate for every page of c (doc ids from id_of, indexed by page) and inserts
- * them into next_candidates of db. *count receives the number of rows. Returns 0 or a negative
- * ATLAS_E* code with err set. */
-int signals_compute(sqlite3 *db, const corpus *c, const int *id_of, int *count, atlas_error *err);
+ * them into next_candidates of db; the same pass over the text writes the vocabulary table (folded
+ * surface words and identifiers with document and collection frequencies). *count receives the
+ * number of candidates, *terms the vocabulary size. Returns 0 or a negative ATLAS_E* code with err
+ * set. */
+int signals_compute(sqlite3 *db, const corpus *c, const int *id_of, int *count, int *terms,
+		    atlas_error *err);
 
 #endif

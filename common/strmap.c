@@ -15,12 +15,12 @@ static uint64_t hash_bytes(const char *s, size_t n)
 	return h;
 }
 
-static strmap_entry *find_slot(const strmap *m, const char *key, size_t n)
+static strmap_entry *find_slot(const strmap *m, const char *key, size_t n, unsigned h)
 {
-	size_t i = (size_t)hash_bytes(key, n) & (m->cap - 1);
+	size_t i = (size_t)h & (m->cap - 1);
 	for (;;) {
 		strmap_entry *e = &m->slots[i];
-		if (!e->key || (strncmp(e->key, key, n) == 0 && e->key[n] == '\0'))
+		if (!e->key || (e->hash == h && e->len == n && memcmp(e->key, key, n) == 0))
 			return e;
 		i = (i + 1) & (m->cap - 1);
 	}
@@ -30,7 +30,7 @@ int *strmap_getn(const strmap *m, const char *key, size_t n)
 {
 	if (!m->cap)
 		return NULL;
-	strmap_entry *e = find_slot(m, key, n);
+	strmap_entry *e = find_slot(m, key, n, (unsigned)hash_bytes(key, n));
 	return e->key ? &e->value : NULL;
 }
 
@@ -50,7 +50,7 @@ static int grow(strmap *m)
 	m->cap = cap;
 	for (size_t i = 0; i < old.cap; i++) {
 		if (old.slots[i].key) {
-			strmap_entry *e = find_slot(m, old.slots[i].key, strlen(old.slots[i].key));
+			strmap_entry *e = find_slot(m, old.slots[i].key, old.slots[i].len, old.slots[i].hash);
 			*e = old.slots[i];
 		}
 	}
@@ -62,7 +62,8 @@ int *strmap_put(strmap *m, const char *key, size_t n, int init, int *added)
 {
 	if ((m->count + 1) * 2 > m->cap && grow(m))
 		return NULL;
-	strmap_entry *e = find_slot(m, key, n);
+	unsigned h = (unsigned)hash_bytes(key, n);
+	strmap_entry *e = find_slot(m, key, n, h);
 	if (added)
 		*added = !e->key;
 	if (!e->key) {
@@ -72,6 +73,8 @@ int *strmap_put(strmap *m, const char *key, size_t n, int init, int *added)
 		memcpy(e->key, key, n);
 		e->key[n] = '\0';
 		e->value = init;
+		e->hash = h;
+		e->len = (unsigned)n;
 		m->count++;
 	}
 	return &e->value;

@@ -7,6 +7,8 @@
 typedef struct strmap_entry {
 	char *key; /* owned copy; NULL marks an empty slot */
 	int value;
+	unsigned hash; /* of the key, compared before the key itself */
+	unsigned len;
 } strmap_entry;
 
 typedef struct strmap {

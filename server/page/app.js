@@ -218,11 +218,13 @@
 		return li;
 	}
 
-	// Returns a facet button that toggles a filter, pressed when the filter is on.
-	function facetButton(label, count, pressed, onClick) {
+	// Returns a facet button that toggles a filter, pressed when the filter is on; key
+	// ("type:guide") names it across re-renders.
+	function facetButton(key, label, count, pressed, onClick) {
 		const li = el('li');
 		const b = el('button', '', label + ' ');
 		b.type = 'button';
+		b.dataset.facet = key;
 		b.setAttribute('aria-pressed', pressed ? 'true' : 'false');
 		if (count !== null) b.appendChild(el('span', 'count', '(' + count + ')'));
 		b.addEventListener('click', onClick);
@@ -230,8 +232,12 @@
 		return li;
 	}
 
-	// Shows the type and topic facets as clickable filters.
+	// Shows the type and topic facets as clickable filters. The buttons are made anew, so a
+	// facet that had the keyboard focus (it was just pressed) gets it back on its new button.
 	function renderFacets(facets) {
+		const active = document.activeElement;
+		const inFacets = active && facetsEl.contains(active);
+		const refocus = inFacets ? active.dataset.facet || null : null;
 		typeList.textContent = '';
 		topicList.textContent = '';
 		const types = Object.entries(facets.type || {});
@@ -240,7 +246,7 @@
 		for (const [value, count] of types) {
 			const on = state.type === value;
 			const label = TYPE_LABELS[value] || value;
-			typeList.appendChild(facetButton(label, count, on, () => {
+			typeList.appendChild(facetButton('type:' + value, label, count, on, () => {
 				state.type = on ? '' : value;
 				search(false);
 			}));
@@ -250,12 +256,19 @@
 			topics.unshift({ path: state.topic, title: state.topic, count: null });
 		for (const t of topics) {
 			const on = state.topic === t.path;
-			topicList.appendChild(facetButton(t.title || t.path, t.count, on, () => {
+			const label = t.title || t.path;
+			const key = 'topic:' + t.path;
+			topicList.appendChild(facetButton(key, label, t.count, on, () => {
 				state.topic = on ? '' : t.path;
 				search(false);
 			}));
 		}
 		facetsEl.hidden = types.length === 0 && topics.length === 0;
+		if (refocus !== null) {
+			const again = Array.from(facetsEl.querySelectorAll('button'))
+				.find((b) => b.dataset.facet === refocus);
+			(again || input).focus();
+		}
 	}
 
 	// Marks result index as the focused one and shows its read-next list.

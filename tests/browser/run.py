@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Runs the search page in a real browser: search_page.mjs drives Debian's headless Chromium
+with playwright-core against an atlas-serve of the real index.
+
+    run.py --package-dir tests/browser --work-dir BUILD/tests/browser/npm \
+           --serve BUILD/server/atlas-serve --index BUILD/tests/atlas.db \
+           --out-dir BUILD/tests/browser [--chromium /usr/bin/chromium]
+
+Setup: package.json and package-lock.json of --package-dir are copied to --work-dir and installed
+there with `npm ci` (the npm cache kept beside it, under the build directory); the install is
+skipped when the lock file and the node version are those of the last install. Playwright's own
+browser download is never used: the browser is --chromium (Debian's package `chromium`).
+Then atlas-serve is started on a free loopback port (127.0.0.1, --port 0, the port read from its
+first line on stdout), node runs search_page.mjs, and the server is always stopped. The
+screenshots go to --out-dir. A missing node, npm or Chromium is a failure, not a skip.
+"""
+import argparse
+import hashlib
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+START_TIMEOUT = 15
+NODE_TIMEOUT = 150
+
+
+def npm_ci(package_dir, work, node, npm):
+    """Installs package-lock.json into work unless it is already. Returns an error or None."""
+    version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+    os.makedirs(work, exist_ok=True)
+    digest = hashlib.sha256(version.encode())
+    for name in ("package.json", "package-lock.json"):
+        src = os.path.join(package_dir, name)
+        with open(src, "rb") as f:
+            digest.update(f.read())
+        shutil.copyfile(src, os.path.join(work, name))
+    stamp_path = os.path.join(work, ".installed")
+    stamp = digest.hexdigest()
+    installed = os.path.isfile(os.path.join(work, "node_modules", "playwright-core", "package.json"))
+    if installed and os.path.isfile(stamp_path):
+        with open(stamp_path) as f:
+            if f.read() == stamp:
+                print(f"setup: node_modules in {work} is up to date with package-lock.json")
+                return None
+    cache = os.path.join(os.path.dirname(work), "npm-cache")
+    cmd = [npm, "ci", "--cache", cache, "--prefer-offline", "--no-audit", "--no-fund",
+           "--ignore-scripts", "--loglevel=error"]
+    print(f"setup: {' '.join(cmd)} (in {work})", flush=True)
+    # PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: belt and braces, scripts are not run anyway.
+    env = dict(os.environ, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
+    r = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=600, env=env)
+    if r.returncode:
+        return f"npm ci exited {r.returncode}:\n{r.stdout}{r.stderr}"
+    with open(stamp_path, "w") as f:
+        f.write(stamp)
+    return None
+
+
+class Server:
+    """atlas-serve on a free loopback port; stop() always ends it."""
+
+    def __init__(self, serve, index, workdir):
+        self.stderr = open(os.path.join(workdir, "atlas-serve.stderr"), "w+")
+        cmd = [serve, "--index", index, "--bind", "127.0.0.1", "--port", "0", "--threads", "2"]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.stderr)
+        ready, _, _ = select.select([self.proc.stdout], [], [], START_TIMEOUT)
+        line = self.proc.stdout.readline().decode(errors="replace") if ready else ""
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        if not m:
+            self.stop()
+            raise RuntimeError(f"atlas-serve did not start: {line!r} {self.stderr_text()}")
+        self.url = f"http://127.0.0.1:{m.group(1)}"
+
+    def stderr_text(self):
+        if not self.stderr.closed:
+            self.stderr.flush()
+        with open(self.stderr.name, errors="replace") as f:
+            return f.read()
+
+    def stop(self):
+        """Ends the server (SIGTERM, then SIGKILL). Returns its exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc.stdout.close()
+        self.stderr.close()
+        return self.proc.returncode
+
+
+def run_node(node, script, env):
+    """Runs script in its own process group (so a hung browser dies with it). Returns its status."""
+    proc = subprocess.Popen([node, script], env=env, start_new_session=True)
+    try:
+        return proc.wait(timeout=NODE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        print(f"FAIL search_page.mjs did not finish in {NODE_TIMEOUT} s")
+        return 1
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--package-dir", required=True)
+    ap.add_argument("--work-dir", required=True)
+    ap.add_argument("--serve", required=True)
+    ap.add_argument("--index", required=True)
+    ap.add_argument("--out-dir", required=True)
+    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    a = ap.parse_args()
+
+    node, npm = shutil.which("node") or shutil.which("nodejs"), shutil.which("npm")
+    if not node or not npm:
+        print("FAIL node and npm are needed (Debian packages nodejs and npm)")
+        return 1
+    if not os.access(a.chromium, os.X_OK):
+        print(f"FAIL {a.chromium} is missing: install Debian's package chromium (scripts/setup)")
+        return 1
+    work = os.path.abspath(a.work_dir)
+    err = npm_ci(a.package_dir, work, node, npm)
+    if err:
+        print("FAIL " + err)
+        return 1
+
+    out_dir = os.path.abspath(a.out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="atlas-browser-")
+    server = None
+    try:
+        server = Server(os.path.abspath(a.serve), os.path.abspath(a.index), tmp)
+        print(f"setup: {server.url}/ serves {a.index}", flush=True)
+        profile = os.path.join(tmp, "profile")  # a new, empty --user-data-dir
+        os.mkdir(profile)
+        env = dict(os.environ,
+                   ATLAS_URL=server.url,
+                   ATLAS_CHROMIUM=a.chromium,
+                   ATLAS_PROFILE=profile,
+                   ATLAS_NODE_MODULES=os.path.join(work, "node_modules"),
+                   ATLAS_OUT_DIR=out_dir)
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "search_page.mjs")
+        status = run_node(node, script, env)
+    except Exception as e:  # noqa: BLE001 - reported as a failure
+        print(f"FAIL {e}")
+        status = 1
+    finally:
+        if server is not None:
+            rc = server.stop()
+            if rc not in (0, -signal.SIGTERM):
+                print(f"FAIL atlas-serve exited {rc}:\n{server.stderr_text()[-3000:]}")
+                status = 1
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if status else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -239,6 +239,7 @@ static int prepare_all(atlas_engine *e, atlas_error *err)
 		const char *sql;
 	} all[] = {
 		{ &e->st_match, sql },
+		{ &e->st_count, "SELECT count(*) FROM fts WHERE fts MATCH ?1" },
 		{ &e->st_explain,
 		  "SELECT -bm25(fts, 1, 0, 0, 0, 0), -bm25(fts, 0, 1, 0, 0, 0), -bm25(fts, 0, 0, 1, 0, 0),"
 		  " -bm25(fts, 0, 0, 0, 1, 0), -bm25(fts, 0, 0, 0, 0, 1) FROM fts"
@@ -324,6 +325,7 @@ void atlas_engine_free(atlas_engine *e)
 	if (!e)
 		return;
 	sqlite3_finalize(e->st_match);
+	sqlite3_finalize(e->st_count);
 	sqlite3_finalize(e->st_explain);
 	sqlite3_finalize(e->st_sections);
 	sqlite3_finalize(e->st_section_meta);

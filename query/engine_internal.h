@@ -38,7 +38,7 @@ typedef struct candidate {
 struct atlas_engine {
 	sqlite3 *db;
 	atlas_analyzer *analyzer;
-	sqlite3_stmt *st_match, *st_explain, *st_sections, *st_section_meta, *st_next, *st_guide_steps;
+	sqlite3_stmt *st_match, *st_count, *st_explain, *st_sections, *st_section_meta, *st_next, *st_guide_steps;
 	atlas_doc *docs;
 	int ndocs;
 	strmap path_index;      /* path -> doc index */

@@ -44,8 +44,12 @@
 /* Expansions weigh less than what the reader typed: an alternative's phrase counts this much. */
 #define RANK_PREFIX_ONLY 0.7   /* a page matched by the prefix word only, not the whole word */
 
-/* Bounds on the work of one query: candidates scored from each MATCH. */
+/* Bounds on the work of one query: candidates scored from each MATCH; at least this many
+ * candidates wanted before a broader pass is skipped; and how many pages the rarest content word
+ * may be on before retrieval starts with the important fields only. */
 #define RANK_CANDIDATES 2000
+#define RANK_MIN_CANDIDATES 50
+#define RANK_BROAD_DF 1500
 
 /* Typo tolerance: edits allowed by word length (Damerau, optimal string alignment). */
 #define TYPO_MIN_LEN 5         /* no correction below this length */

@@ -42,6 +42,8 @@ typedef struct plan {
 	strbuf strict, relaxed, sections;
 	strbuf idfs;             /* IDF per phrase of the expressions, comma-separated */
 	int phrase_term[MAX_PHRASES + 1];  /* relaxed expression: phrase index -> term */
+	int est_df;              /* pages the rarest content word is on: the work of step 1 */
+	bool partial;            /* retrieval stopped at the important fields */
 	int nphrases;
 	bool corrected;
 } plan;
@@ -464,6 +466,20 @@ static int run_match(atlas_engine *e, const char *expr, const char *idfs, bool s
 	return 0;
 }
 
+/* Counts the pages matching expr, without scoring them. */
+static int count_matches(atlas_engine *e, const char *expr, int *count, atlas_error *err)
+{
+	sqlite3_stmt *st = e->st_count;
+	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	*count = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_ROW)
+		return atlas_error_set(err, ATLAS_ESQL, "count failed: %s", sqlite3_errmsg(e->db));
+	return 0;
+}
+
 static bool has_topic(const atlas_doc *d, const char *topic)
 {
 	size_t n = strlen(topic);
@@ -519,6 +535,8 @@ static void term_weights(atlas_engine *e, plan *pl)
 			c += *c == ' ';
 		}
 		t->idf = log(1.0 + (double)e->ndocs / (df + 1.0));
+		if (!pl->est_df || df < pl->est_df)
+			pl->est_df = df ? df : 1;
 		for (int k = 0; k < t->nalts; k++) {
 			/* the alternative's own rarity: its least frequent word */
 			const char *a = t->alts[k] + 1;
@@ -847,14 +865,43 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		goto facets; /* nothing to look for: an empty result, not an error */
 	if (++e->generation == 0)
 		e->generation = 1, memset(e->mark, 0, (size_t)e->ndocs * sizeof(*e->mark));
-	/* any-word matches carry which words each page matched; only when they fill the candidate
-	 * budget could an all-words page have been cut, and the all-words query runs as well */
-	int nrel = 0;
-	if ((rc = run_match(e, strbuf_str(&pl.relaxed), strbuf_str(&pl.idfs), false, &nrel, err)))
-		goto out;
-	int nstrict = 0;
-	if (nrel >= RANK_CANDIDATES && pl.npositive > 1 &&
-	    (rc = run_match(e, strbuf_str(&pl.strict), strbuf_str(&pl.idfs), true, &nstrict, err)))
+	/* Retrieval, with the work bounded however common the words are:
+	 * 1. with several content words, the pages holding all of them (FTS5 walks the rarest list);
+	 * 2. when those are fewer than the page of results needs, the pages holding any of them,
+	 *    ranked by coverage;
+	 * 3. when the words are so common that scoring every page holding one would cost too much,
+	 *    the fields that matter most first (title, keywords, headings, description), the body
+	 *    only when those give too few; the total then comes from a count, which needs no scoring.
+	 * Pages met in an earlier step keep what they matched there. */
+	int want = p->offset + limit;
+	if (want < RANK_MIN_CANDIDATES)
+		want = RANK_MIN_CANDIDATES;
+	int found = 0, nrows = 0;
+	bool broad = pl.est_df > RANK_BROAD_DF;
+	strbuf expr = STRBUF_INIT;
+	const char *passes[2] = { strbuf_str(&pl.strict), strbuf_str(&pl.relaxed) };
+	for (int pass = pl.npositive > 1 ? 0 : 1; pass < 2 && found < want; pass++) {
+		for (int fields = broad ? 0 : 1; fields < 2 && found < want; fields++) {
+			strbuf_reset(&expr);
+			if (fields == 0)
+				strbuf_printf(&expr, "{title keywords headings description} : (%s)", passes[pass]);
+			else
+				strbuf_puts(&expr, passes[pass]);
+			nrows = 0;
+			if ((rc = run_match(e, strbuf_str(&expr), strbuf_str(&pl.idfs), pass == 0, &nrows, err))) {
+				strbuf_free(&expr);
+				goto out;
+			}
+			found = 0;
+			for (int d = 0; d < e->ndocs; d++)
+				found += e->mark[d] == e->generation;
+			if (fields == 0 && found >= want)
+				pl.partial = true;
+		}
+	}
+	strbuf_free(&expr);
+	int counted = -1;
+	if (pl.partial && (rc = count_matches(e, strbuf_str(&pl.relaxed), &counted, err)))
 		goto out;
 
 	/* query stems for the exact-title test: every word, stop words included */
@@ -909,6 +956,8 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	strbuf_free(&qs);
 	qsort_r(rk, (size_t)nrk, sizeof(ranked), cmp_ranked, e);
 	res->total = nrk;
+	if (counted > nrk && !p->type && !p->topic)
+		res->total = counted;
 	for (int k = 0; k < 4; k++)
 		if (ntype[k])
 			res->types[res->ntypes++] = (atlas_facet){ types[k], types[k], ntype[k] };

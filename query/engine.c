@@ -134,6 +134,47 @@ oom:
 	return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading documents");
 }
 
+static int cmp_title_word(const void *a, const void *b)
+{
+	const title_word *x = a, *y = b;
+	int c = strcmp(x->word, y->word);
+	return c ? c : x->doc - y->doc;
+}
+
+/* The sorted index of title words behind typeahead. */
+static int index_titles(atlas_engine *e, atlas_error *err)
+{
+	size_t bytes = 0;
+	int words = 0;
+	for (int d = 0; d < e->ndocs; d++) {
+		bytes += strlen(e->docs[d].title_words) + 1;
+		for (const char *c = e->docs[d].title_words; *c; c++)
+			words += *c == ' ';
+	}
+	e->title_words_buf = malloc(bytes + 1);
+	e->title_index = malloc((size_t)(words + 1) * sizeof(title_word));
+	if (!e->title_words_buf || !e->title_index)
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory indexing titles");
+	char *out = e->title_words_buf;
+	for (int d = 0; d < e->ndocs; d++) {
+		const char *t = e->docs[d].title_words;
+		while (*t) {
+			while (*t == ' ')
+				t++;
+			size_t n = strcspn(t, " ");
+			if (!n)
+				break;
+			memcpy(out, t, n);
+			out[n] = '\0';
+			e->title_index[e->ntitle_index++] = (title_word){ out, d };
+			out += n + 1;
+			t += n;
+		}
+	}
+	qsort(e->title_index, (size_t)e->ntitle_index, sizeof(title_word), cmp_title_word);
+	return 0;
+}
+
 static int load_vocab(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -302,7 +343,8 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 		rc = atlas_error_set(err, ATLAS_ESQL, "cannot register the ranking function");
 		goto fail;
 	}
-	if ((rc = load_meta(e, err)) || (rc = load_docs(e, err)) || (rc = load_vocab(e, err)) ||
+	if ((rc = load_meta(e, err)) || (rc = load_docs(e, err)) || (rc = index_titles(e, err)) ||
+	    (rc = load_vocab(e, err)) ||
 	    (rc = load_synonyms(e, err)) || (rc = prepare_all(e, err)))
 		goto fail;
 	e->mark = calloc((size_t)e->ndocs + 1, sizeof(*e->mark));
@@ -349,6 +391,8 @@ void atlas_engine_free(atlas_engine *e)
 		free(d->title_words);
 	}
 	free(e->docs);
+	free(e->title_index);
+	free(e->title_words_buf);
 	for (int i = 0; i < e->nvocab; i++)
 		free(e->vocab[i].term);
 	free(e->vocab);

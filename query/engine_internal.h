@@ -24,6 +24,11 @@ typedef struct syn_term {
 	int words;
 } syn_term;
 
+typedef struct title_word {
+	const char *word;       /* NUL-terminated copy owned by title_words_buf */
+	int doc;
+} title_word;
+
 typedef struct candidate {
 	double bm25;
 	sqlite3_int64 phrases;  /* which phrases of the relaxed expression matched */
@@ -42,6 +47,9 @@ struct atlas_engine {
 	atlas_doc *docs;
 	int ndocs;
 	strmap path_index;      /* path -> doc index */
+	title_word *title_index; /* every folded title word with its page, sorted by word */
+	int ntitle_index;
+	char *title_words_buf;
 	vocab_entry *vocab;     /* sorted by term */
 	int nvocab;
 	strmap vocab_index;     /* term -> vocab index */

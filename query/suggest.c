@@ -7,6 +7,8 @@
 #include "engine_internal.h"
 #include "stopwords.h"
 
+#define SUGGEST_SCAN 2000 /* title-index entries looked at, at most */
+
 static int cmp_sugg(const void *a, const void *b)
 {
 	const atlas_suggestion *x = a, *y = b;
@@ -33,8 +35,26 @@ int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *p
 	int n = 0;
 	atlas_suggestion *pages = malloc((size_t)max * sizeof(*pages));
 	int npages = 0;
-	for (int d = 0; d < e->ndocs && pages; d++) {
+	/* candidate pages: those with a title word starting with the last word, found in the sorted
+	 * index of title words (bounded, so a one-letter prefix costs no more than a long one) */
+	int lo = 0, hi = e->ntitle_index;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (strcmp(e->title_index[mid].word, last) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (int i = lo; i < e->ntitle_index && i < lo + SUGGEST_SCAN && pages; i++) {
+		if (strncmp(e->title_index[i].word, last, last_len) != 0)
+			break;
+		int d = e->title_index[i].doc;
 		const atlas_doc *doc = &e->docs[d];
+		bool dup = false;
+		for (int k = 0; k < npages && !dup; k++)
+			dup = pages[k].doc == d;
+		if (dup)
+			continue;
 		const char *t = doc->title_words;
 		size_t tlen = strlen(t);
 		bool ok = true;
@@ -73,7 +93,8 @@ int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *p
 		free(pages);
 	}
 	/* terms: binary search for the first vocabulary entry with the prefix */
-	int lo = 0, hi = e->nvocab;
+	lo = 0;
+	hi = e->nvocab;
 	while (lo < hi) {
 		int mid = (lo + hi) / 2;
 		if (strcmp(e->vocab[mid].term, last) < 0)

@@ -849,31 +849,43 @@ static void load_topic_nodes(corpus *c, cJSON *arr, const char *parent, const ch
 	}
 }
 
+/* Reads DIR/name as JSON text holding an object with a list under key: digests it, checks its
+ * UTF-8, parses it. On success returns the list, with *root (cJSON_Delete it) and *data (free it)
+ * set; otherwise reports the problem (a missing file only when required) and returns NULL. */
+static cJSON *read_json_list(corpus *c, diag_list *d, const char *name, const char *key,
+			     bool required, char *file, size_t fcap, char **data, cJSON **root)
+{
+	size_t n;
+	*root = NULL;
+	snprintf(file, fcap, "%s/%s", c->dir, name);
+	if (read_file(file, data, &n)) {
+		if (required || errno != ENOENT)
+			diag_add(d, file, 0, DIAG_ERROR, "cannot read file: %s", strerror(errno));
+		return NULL;
+	}
+	digest_bytes(c, *data, n);
+	long bad = atlas_utf8_invalid_at(*data, n);
+	if (bad >= 0) {
+		diag_add(d, file, line_of_offset(*data, (size_t)bad), DIAG_ERROR,
+			 "invalid UTF-8 at byte offset %ld", bad);
+		return NULL;
+	}
+	*root = cJSON_ParseWithLength(*data, n);
+	cJSON *list = *root ? cJSON_GetObjectItemCaseSensitive(*root, key) : NULL;
+	if (!*root)
+		json_error(d, file, *data);
+	else if (!cJSON_IsArray(list))
+		diag_add(d, file, 1, DIAG_ERROR, "expected an object with a '%s' list", key);
+	return cJSON_IsArray(list) ? list : NULL;
+}
+
 static void load_topics(corpus *c, diag_list *d)
 {
 	char file[4096];
-	snprintf(file, sizeof(file), "%s/topics.json", c->dir);
-	char *data;
-	size_t n;
-	if (read_file(file, &data, &n)) {
-		diag_add(d, file, 0, DIAG_ERROR, "cannot read file: %s", strerror(errno));
-		return;
-	}
-	digest_bytes(c, data, n);
-	long bad = atlas_utf8_invalid_at(data, n);
-	if (bad >= 0) {
-		diag_add(d, file, line_of_offset(data, (size_t)bad), DIAG_ERROR,
-			 "invalid UTF-8 at byte offset %ld", bad);
-		free(data);
-		return;
-	}
-	cJSON *root = cJSON_ParseWithLength(data, n);
-	cJSON *arr = root ? cJSON_GetObjectItemCaseSensitive(root, "topics") : NULL;
-	if (!root)
-		json_error(d, file, data);
-	else if (!cJSON_IsArray(arr))
-		diag_add(d, file, 1, DIAG_ERROR, "expected an object with a 'topics' list");
-	else
+	char *data = NULL;
+	cJSON *root = NULL;
+	cJSON *arr = read_json_list(c, d, "topics.json", "topics", true, file, sizeof(file), &data, &root);
+	if (arr)
 		load_topic_nodes(c, arr, NULL, file, data, d);
 	cJSON_Delete(root);
 	free(data);
@@ -882,29 +894,11 @@ static void load_topics(corpus *c, diag_list *d)
 static void load_synonyms(corpus *c, diag_list *d)
 {
 	char file[4096];
-	snprintf(file, sizeof(file), "%s/synonyms.json", c->dir);
-	char *data;
-	size_t n;
-	if (read_file(file, &data, &n)) {
-		if (errno != ENOENT)
-			diag_add(d, file, 0, DIAG_ERROR, "cannot read file: %s", strerror(errno));
-		return;
-	}
-	digest_bytes(c, data, n);
-	long bad = atlas_utf8_invalid_at(data, n);
-	if (bad >= 0) {
-		diag_add(d, file, line_of_offset(data, (size_t)bad), DIAG_ERROR,
-			 "invalid UTF-8 at byte offset %ld", bad);
-		free(data);
-		return;
-	}
-	cJSON *root = cJSON_ParseWithLength(data, n);
-	cJSON *groups = root ? cJSON_GetObjectItemCaseSensitive(root, "groups") : NULL;
-	if (!root)
-		json_error(d, file, data);
-	else if (!cJSON_IsArray(groups))
-		diag_add(d, file, 1, DIAG_ERROR, "expected an object with a 'groups' list");
-	else {
+	char *data = NULL;
+	cJSON *root = NULL;
+	cJSON *groups = read_json_list(c, d, "synonyms.json", "groups", false, file, sizeof(file), &data,
+				       &root);
+	if (groups) {
 		int ng = cJSON_GetArraySize(groups);
 		c->syn_groups = calloc((size_t)ng + 1, sizeof(char **));
 		cJSON *g;

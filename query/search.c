@@ -449,15 +449,11 @@ static int run_match(atlas_engine *e, const char *expr, const char *idfs, bool s
 			memset(c, 0, sizeof(*c));
 		}
 		double b = sqlite3_column_double(st, 1);
-		if (strict) {
-			c->strict = true;
-			if (b > c->bm25)
-				c->bm25 = b;
-		} else {
-			c->phrases = sqlite3_column_int64(st, 2);
-			if (b > c->bm25)
-				c->bm25 = b;
-		}
+		/* the all-words and any-word expressions number their phrases alike */
+		c->strict |= strict;
+		c->phrases |= sqlite3_column_int64(st, 2);
+		if (b > c->bm25)
+			c->bm25 = b;
 	}
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -681,9 +677,9 @@ static char *highlighted(const unsigned char *s)
 /* Best-matching sections of every hit on the page, one short FTS5 query per hit over the
  * hit's own sections (a rowid range), text work only for the sections likely to be shown. The
  * hit's snippet is its best section's; a hit that matched no section shows its description. */
-static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const char *expr,
-			  const char *weights)
+static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const plan *pl)
 {
+	strbuf expr = STRBUF_INIT, weights = STRBUF_INIT;
 	typedef struct {
 		int id;
 		double score;
@@ -696,8 +692,26 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const cha
 		sec_row rows[16];
 		int n = 0;
 		e->keep.n = 0;
-		sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, weights, -1, SQLITE_STATIC);
+		/* only the phrases this page matched: fewer terms for FTS5 to look up per page */
+		strbuf_reset(&expr);
+		strbuf_reset(&weights);
+		sqlite3_int64 mask = e->cand[hit->doc].phrases;
+		for (int i = 0, ph = 0; i < pl->nterms; i++) {
+			const qterm *t = &pl->terms[i];
+			if (t->negated || t->stop)
+				continue;
+			for (int k = 0; k < t->nalts; k++, ph++)
+				if (ph >= MAX_PHRASES || !mask || (mask & ((sqlite3_int64)1 << ph))) {
+					strbuf_printf(&expr, "%s%s", expr.len ? " OR " : "", t->alts[k]);
+					strbuf_printf(&weights, "%s%.4f", weights.len ? "," : "", t->alt_idf[k]);
+				}
+		}
+		if (!expr.len) {
+			strbuf_append_html(&expr, "", 0);
+			goto no_sections;
+		}
+		sqlite3_bind_text(st, 1, strbuf_str(&expr), -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, strbuf_str(&weights), -1, SQLITE_STATIC);
 		sqlite3_bind_int(st, 3, d->first_section);
 		sqlite3_bind_int(st, 4, d->last_section);
 		while (sqlite3_step(st) == SQLITE_ROW) {
@@ -751,6 +765,7 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const cha
 			free(r->heading);
 			free(r->snippet);
 		}
+	no_sections:
 		if (!hit->snippet) {
 			strbuf sb = STRBUF_INIT;
 			strbuf_append_html(&sb, d->description, strlen(d->description));
@@ -758,6 +773,8 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const cha
 		}
 	}
 	sqlite3_clear_bindings(st);
+	strbuf_free(&expr);
+	strbuf_free(&weights);
 }
 
 static void fill_explain(atlas_engine *e, atlas_hit *h, const plan *pl, const candidate *c,
@@ -1021,10 +1038,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 				     RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority, prefix_only(&pl, c));
 		}
 	}
-	strbuf weights = STRBUF_INIT;
-	strbuf_puts(&weights, strbuf_str(&pl.idfs));
-	fill_sections(e, res->hits, res->nhits, strbuf_str(&pl.sections), strbuf_str(&weights));
-	strbuf_free(&weights);
+	fill_sections(e, res->hits, res->nhits, &pl);
 	goto out;
 facets:
 	res->hits = calloc(1, sizeof(atlas_hit));

@@ -168,6 +168,7 @@ void anchor_of(strbuf *out, const char *h)
 typedef struct md_state {
 	page *p;
 	const char *body;      /* the Markdown text, for locating links */
+	size_t body_len;
 	int body_line;         /* line of the body's first byte in the file */
 	strbuf heading;
 	int in_heading;        /* level of the heading being read, 0 when none */
@@ -308,11 +309,25 @@ static int md_leave_span(MD_SPANTYPE type, void *detail, void *ud)
 	l->target = st->link_target;
 	st->link_target = NULL;
 	l->text = strdup(strbuf_str(&st->link_text));
-	char pat[600];
-	int plen = snprintf(pat, sizeof(pat), "](%s", l->target);
-	const char *at = st->body + st->link_cursor;
-	while ((at = strstr(at, pat)) && !strchr(")#?/ ", at[plen]))
-		at++;
+	/* the link's line: where "](target" next appears, followed by the end of the target; the
+	 * body is st->body_len bytes, not NUL-terminated */
+	strbuf pat = STRBUF_INIT;
+	strbuf_printf(&pat, "](%s", l->target);
+	const char *at = NULL;
+	if (!pat.oom) {
+		size_t from = st->link_cursor;
+		while (from < st->body_len) {
+			at = memmem(st->body + from, st->body_len - from, pat.buf, pat.len);
+			if (!at)
+				break;
+			size_t after = (size_t)(at - st->body) + pat.len;
+			if (after >= st->body_len || strchr(")#?/ \n", st->body[after]))
+				break;
+			from = (size_t)(at - st->body) + 1;
+			at = NULL;
+		}
+	}
+	strbuf_free(&pat);
 	if (at)
 		st->link_cursor = (size_t)(at - st->body) + 1;
 	l->line = st->body_line + (at ? line_of_offset(st->body, (size_t)(at - st->body)) - 1 : 0);
@@ -375,6 +390,7 @@ int corpus_parse_body(page *p, const char *body, size_t n, int body_line)
 	memset(&st, 0, sizeof(st));
 	st.p = p;
 	st.body = body;
+	st.body_len = n;
 	st.body_line = body_line;
 	if (add_section(&st, 0, p->title ? p->title : ""))
 		return -1;
@@ -461,7 +477,10 @@ static void check_date(const page *p, diag_list *d)
 	if (ok) {
 		static const int days[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
 		int month = (s[5] - '0') * 10 + (s[6] - '0'), day = (s[8] - '0') * 10 + (s[9] - '0');
-		ok = month >= 1 && month <= 12 && day >= 1 && day <= days[month - 1];
+		int year = atoi(s);
+		int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+		ok = month >= 1 && month <= 12 && day >= 1 && day <= days[month - 1] &&
+		     !(month == 2 && day == 29 && !leap);
 	}
 	if (s && !ok)
 		diag_add(d, p->file, field_line(p->fm_text, "lastmod"), DIAG_ERROR,

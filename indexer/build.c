@@ -479,8 +479,12 @@ int index_build(build_stats *stats, const corpus *c, const char *out_path, atlas
 	if (!rc)
 		rc = exec(&w, atlas_schema_sql);
 	if (!rc)
+		/* one large in-memory hash before each flush, and no merging during the bulk load:
+		 * few segments, merged once by 'optimize' at the end */
 		rc = exec(&w, "INSERT INTO fts(fts, rank) VALUES('automerge', 0);"
-			      " INSERT INTO sec_fts(sec_fts, rank) VALUES('automerge', 0)");
+			      " INSERT INTO sec_fts(sec_fts, rank) VALUES('automerge', 0);"
+			      " INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);"
+			      " INSERT INTO sec_fts(sec_fts, rank) VALUES('hashsize', 67108864)");
 	/* each phase timed, for the summary */
 	struct {
 		const char *name;

@@ -757,7 +757,8 @@ static void load_pages(corpus *c, const char *sub, enum page_type type, diag_lis
 		names[n++] = strdup(de->d_name);
 	}
 	closedir(dir);
-	qsort(names, (size_t)n, sizeof(char *), cmp_str);
+	if (n > 1)
+		qsort(names, (size_t)n, sizeof(char *), cmp_str);
 	for (int i = 0; i < n; i++) {
 		char file[8192];
 		snprintf(file, sizeof(file), "%s/%s", dirpath, names[i]);

@@ -396,6 +396,11 @@ static const char **surface_names(vec_ctx *v)
 	return names;
 }
 
+static int cmp_entry_key(const void *a, const void *b)
+{
+	return strcmp((*(const strmap_entry *const *)a)->key, (*(const strmap_entry *const *)b)->key);
+}
+
 /* Writes the vocabulary table. */
 static void write_vocab(out_ctx *o, vec_ctx *v)
 {
@@ -404,10 +409,20 @@ static void write_vocab(out_ctx *o, vec_ctx *v)
 		o->rc = atlas_error_set(o->err, ATLAS_ESQL, "prepare: %s", sqlite3_errmsg(o->db));
 		return;
 	}
-	for (size_t i = 0; !o->rc && i < v->vocab.cap; i++) {
-		const strmap_entry *e = &v->vocab.slots[i];
-		if (!e->key)
-			continue;
+	/* in key order: appending to a B-tree costs far less than inserting at random places */
+	const strmap_entry **sorted = malloc((size_t)(v->vocab.count ? v->vocab.count : 1) * sizeof(*sorted));
+	if (!sorted) {
+		sqlite3_finalize(st);
+		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory writing the vocabulary");
+		return;
+	}
+	size_t ns = 0;
+	for (size_t i = 0; i < v->vocab.cap; i++)
+		if (v->vocab.slots[i].key)
+			sorted[ns++] = &v->vocab.slots[i];
+	qsort(sorted, ns, sizeof(*sorted), cmp_entry_key);
+	for (size_t i = 0; !o->rc && i < ns; i++) {
+		const strmap_entry *e = sorted[i];
 		sqlite3_bind_text(st, 1, e->key, -1, SQLITE_STATIC);
 		sqlite3_bind_int(st, 2, v->vdf[e->value]);
 		sqlite3_bind_int(st, 3, v->vcf[e->value]);
@@ -416,6 +431,7 @@ static void write_vocab(out_ctx *o, vec_ctx *v)
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
+	free(sorted);
 	o->vocab_terms = v->nvocab;
 }
 

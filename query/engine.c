@@ -3,11 +3,13 @@
 #include "engine.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <cjson/cJSON.h>
@@ -300,6 +302,107 @@ static int prepare_all(atlas_engine *e, atlas_error *err)
 	return 0;
 }
 
+/**************************************************************************************************
+** Index images: the bytes of an index file, read once and shared by every engine opened on the same
+** file (same device, inode, size and modification time), freed with the last of them.
+*/
+
+typedef struct index_image {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	unsigned char *bytes;
+	int refs;
+	struct index_image *next;
+} index_image;
+
+static pthread_mutex_t images_lock = PTHREAD_MUTEX_INITIALIZER;
+static index_image *images;
+
+/* Returns a reference to the image of the open file f (whose stat is sb), reading it when no
+ * engine holds it yet, or NULL when it cannot be read. Release with image_release. */
+static index_image *image_acquire(FILE *f, const struct stat *sb)
+{
+	pthread_mutex_lock(&images_lock);
+	for (index_image *im = images; im; im = im->next)
+		if (im->dev == sb->st_dev && im->ino == sb->st_ino && im->size == sb->st_size &&
+		    im->mtime.tv_sec == sb->st_mtim.tv_sec && im->mtime.tv_nsec == sb->st_mtim.tv_nsec) {
+			im->refs++;
+			pthread_mutex_unlock(&images_lock);
+			return im;
+		}
+	index_image *im = calloc(1, sizeof(*im));
+	if (im)
+		im->bytes = malloc((size_t)sb->st_size);
+	if (!im || !im->bytes || fread(im->bytes, 1, (size_t)sb->st_size, f) != (size_t)sb->st_size) {
+		if (im)
+			free(im->bytes);
+		free(im);
+		pthread_mutex_unlock(&images_lock);
+		return NULL;
+	}
+	im->dev = sb->st_dev;
+	im->ino = sb->st_ino;
+	im->size = sb->st_size;
+	im->mtime = sb->st_mtim;
+	im->refs = 1;
+	im->next = images;
+	images = im;
+	pthread_mutex_unlock(&images_lock);
+	return im;
+}
+
+/* Drops a reference; the last one frees the bytes. Accepts NULL. */
+static void image_release(index_image *im)
+{
+	if (!im)
+		return;
+	pthread_mutex_lock(&images_lock);
+	if (--im->refs == 0) {
+		for (index_image **pp = &images; *pp; pp = &(*pp)->next)
+			if (*pp == im) {
+				*pp = im->next;
+				break;
+			}
+		free(im->bytes);
+		free(im);
+	}
+	pthread_mutex_unlock(&images_lock);
+}
+
+/* A cut-short file can still open and answer from its first pages: its size must be what its
+ * header says (page count x page size). */
+static int check_size(sqlite3 *db, const char *path, atlas_error *err)
+{
+	sqlite3_int64 pages = -1, size = -1;
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+			       -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		pages = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	struct stat sb;
+	if (stat(path, &sb) == 0)
+		size = (sqlite3_int64)sb.st_size;
+	if (pages < 0 || size != pages)
+		return atlas_error_set(err, ATLAS_ESCHEMA, "%s: index is %lld bytes but should be %lld: cut short or damaged",
+				       path, (long long)size, (long long)pages);
+	return 0;
+}
+
+int atlas_engine_verify(atlas_engine *e, atlas_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(e->db, "PRAGMA quick_check", -1, &st, NULL);
+	const char *res = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+	if (!res || strcmp(res, "ok") != 0)
+		rc = atlas_error_set(err, ATLAS_ESCHEMA, "index fails its check: %s", res ? res : sqlite3_errmsg(e->db));
+	else
+		rc = 0;
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 {
 	*out = NULL;
@@ -316,21 +419,49 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 			strbuf_putc(&uri, *c);
 	}
 	strbuf_puts(&uri, "?immutable=1");
-	FILE *probe = fopen(path, "rb");
 	int rc = 0;
-	if (!probe) {
+	FILE *f = fopen(path, "rb");
+	if (!f) {
 		rc = atlas_error_set(err, ATLAS_EIO, "%s: cannot open index: no such file or not readable", path);
 		goto fail;
 	}
-	fclose(probe);
-	if (sqlite3_open_v2(strbuf_str(&uri), &e->db,
-			    SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		rc = atlas_error_set(err, ATLAS_EIO, "%s: cannot open index: %s", path,
-				     e->db ? sqlite3_errmsg(e->db) : "out of memory");
-		goto fail;
+	struct stat sb;
+	if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+	    sb.st_size <= ATLAS_ENGINE_MEMORY_MAX) {
+		/* a copy in memory: whatever later happens to the file (replaced, deleted, truncated or
+		 * overwritten in place by mistake), this engine answers from the build it opened; the
+		 * copy is shared by every engine opened on the same file */
+		e->image = image_acquire(f, &sb);
+		fclose(f);
+		if (!e->image) {
+			rc = atlas_error_set(err, ATLAS_EIO, "%s: cannot read index", path);
+			goto fail;
+		}
+		sqlite3_int64 size = (sqlite3_int64)sb.st_size;
+		if (sqlite3_open_v2(":memory:", &e->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+			    SQLITE_OK ||
+		    sqlite3_deserialize(e->db, "main", e->image->bytes, size, size, SQLITE_DESERIALIZE_READONLY) !=
+			    SQLITE_OK) {
+			rc = atlas_error_set(err, ATLAS_EIO, "%s: cannot open index: %s", path,
+					     e->db ? sqlite3_errmsg(e->db) : "out of memory");
+			goto fail;
+		}
+		e->in_memory = true;
+	} else {
+		fclose(f);
+		if (sqlite3_open_v2(strbuf_str(&uri), &e->db,
+				    SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+			rc = atlas_error_set(err, ATLAS_EIO, "%s: cannot open index: %s", path,
+					     e->db ? sqlite3_errmsg(e->db) : "out of memory");
+			goto fail;
+		}
+		/* no memory mapping: a file truncated in place by mistake must give read errors, not
+		 * SIGBUS */
+		sqlite3_exec(e->db, "PRAGMA mmap_size=0", NULL, NULL, NULL);
 	}
-	sqlite3_exec(e->db, "PRAGMA mmap_size=268435456", NULL, NULL, NULL);
 	rc = atlas_schema_check(e->db, err);
+	if (!rc)
+		rc = check_size(e->db, path, err);
 	if (rc) {
 		char why[sizeof(err->msg)];
 		snprintf(why, sizeof(why), "%s", err ? err->msg : "");
@@ -376,6 +507,7 @@ void atlas_engine_free(atlas_engine *e)
 	atlas_analyzer_free(e->analyzer);
 	if (e->db)
 		sqlite3_close(e->db);
+	image_release(e->image); /* after the connection that reads it is gone */
 	for (int i = 0; i < e->ndocs; i++) {
 		atlas_doc *d = &e->docs[i];
 		free(d->path);

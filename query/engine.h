@@ -15,6 +15,9 @@ typedef struct atlas_engine atlas_engine;
 #define ATLAS_OFFSET_MAX 1000
 #define ATLAS_SEEN_MAX 64
 
+/* Indexes up to this size are read into memory when opened (larger ones are read from the file). */
+#define ATLAS_ENGINE_MEMORY_MAX (512LL << 20)
+
 typedef struct atlas_search_params {
 	const char *q;       /* the reader's text, any bytes (NUL-terminated) */
 	int limit;           /* 1..ATLAS_LIMIT_MAX */
@@ -102,9 +105,15 @@ typedef struct atlas_doc {
 	char *title_words;   /* folded title words, likewise (for typeahead) */
 } atlas_doc;
 
-/* Opens the index at path read-only and loads what queries need into memory. On success *out owns
+/* Opens the index at path read-only and loads what queries need into memory (the whole file when
+ * it is at most ATLAS_ENGINE_MEMORY_MAX, so that nothing done to the file later reaches the engine;
+ * its size is checked against its header, so a file cut short is refused). On success *out owns
  * the engine; on failure *out is NULL and err says why (ATLAS_EIO, ATLAS_ESCHEMA, ATLAS_ESQL). */
 int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err);
+
+/* Checks every page of the index (PRAGMA quick_check; milliseconds for the real corpus). Returns 0
+ * or ATLAS_ESCHEMA with the first problem in err. For a server about to switch to a new file. */
+int atlas_engine_verify(atlas_engine *e, atlas_error *err);
 
 /* Closes the engine. Accepts NULL. */
 void atlas_engine_free(atlas_engine *e);

@@ -42,6 +42,8 @@ typedef struct candidate {
 
 struct atlas_engine {
 	sqlite3 *db;
+	bool in_memory;         /* the index was read into memory when opened */
+	struct index_image *image; /* those bytes, shared with other engines on the same file */
 	atlas_analyzer *analyzer;
 	sqlite3_stmt *st_match, *st_count, *st_explain, *st_sections, *st_section_meta, *st_next, *st_guide_steps;
 	atlas_doc *docs;

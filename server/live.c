@@ -2,6 +2,7 @@
 #include "live.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -26,8 +27,11 @@ typedef struct file_id {
 /* A worker thread's engine, kept through a pthread key so that it is freed when the thread
  * exits. */
 typedef struct local {
+	pthread_mutex_t lock;     /* held by its thread from acquire to release */
 	atlas_engine *e;          /* NULL when the thread could not open one of gen */
 	unsigned long gen;        /* the generation e (or the failed attempt) belongs to */
+	struct live *owner;
+	struct local *next;       /* in owner->locals */
 } local;
 
 struct live {
@@ -35,6 +39,8 @@ struct live {
 	live_swap_fn on_swap;
 	void *cls;
 	pthread_key_t key;        /* -> local */
+	pthread_mutex_t locals_lock;
+	local *locals;            /* every thread's local, so a swap can drop idle threads' engines */
 
 	/* the engine that validated the served index: used by threads without their own engine */
 	pthread_mutex_t shared_lock;
@@ -109,6 +115,8 @@ static int validate(atlas_engine **out, const char *path, atlas_error *err)
 	int rc = atlas_engine_open(&e, path, err);
 	if (rc)
 		return rc;
+	if ((rc = atlas_engine_verify(e, err)))
+		goto close_engine;
 	if (atlas_engine_ndocs(e) < 1 || !atlas_engine_meta(e, "build_id")) {
 		rc = atlas_error_set(err, ATLAS_ESCHEMA, "%s: no pages or no build id in the index",
 				     path);
@@ -152,8 +160,36 @@ static void info_from_engine(live_info *info, const atlas_engine *e)
 static void local_free(void *p)
 {
 	local *loc = p;
+	live *l = loc->owner;
+	pthread_mutex_lock(&l->locals_lock);
+	for (local **pp = &l->locals; *pp; pp = &(*pp)->next)
+		if (*pp == loc) {
+			*pp = loc->next;
+			break;
+		}
+	pthread_mutex_unlock(&l->locals_lock);
 	atlas_engine_free(loc->e);
+	pthread_mutex_destroy(&loc->lock);
 	free(loc);
+}
+
+/* After a swap: frees the engines of threads that are idle and still hold an older build, so the
+ * old build's memory goes now rather than at each thread's next request. Busy threads reopen on
+ * their next request as before. */
+static void drop_stale(live *l, unsigned long gen)
+{
+	pthread_mutex_lock(&l->locals_lock);
+	for (local *loc = l->locals; loc; loc = loc->next) {
+		if (pthread_mutex_trylock(&loc->lock) != 0)
+			continue;
+		if (loc->gen != gen) {
+			atlas_engine_free(loc->e);
+			loc->e = NULL;
+			loc->gen = 0; /* no generation: the next acquire reopens */
+		}
+		pthread_mutex_unlock(&loc->lock);
+	}
+	pthread_mutex_unlock(&l->locals_lock);
 }
 
 /* Validates path and sets up the live index; see live.h. Returns 0 or an ATLAS_E* code. */
@@ -179,6 +215,7 @@ int live_open(live **out, const char *path, live_swap_fn on_swap, void *cls, atl
 		goto free_engine;
 	}
 	if (pthread_mutex_init(&l->shared_lock, NULL) || pthread_mutex_init(&l->state_lock, NULL) ||
+	    pthread_mutex_init(&l->locals_lock, NULL) ||
 	    pthread_mutex_init(&l->wake_lock, NULL) || pthread_cond_init(&l->wake, NULL)) {
 		atlas_error_set(err, rc, "cannot create locks");
 		goto delete_key;
@@ -251,6 +288,8 @@ static void check(live *l)
 	copy_str(build, sizeof(build), l->info.build_id);
 	pthread_mutex_unlock(&l->state_lock);
 	atlas_engine_free(old);
+	drop_stale(l, atomic_load(&l->generation));
+	malloc_trim(0);
 	if (l->on_swap)
 		l->on_swap(l->cls);
 	event("index swapped: now serving build %s from %s", build, l->path);
@@ -328,6 +367,7 @@ void live_free(live *l)
 	pthread_key_delete(l->key);
 	pthread_cond_destroy(&l->wake);
 	pthread_mutex_destroy(&l->wake_lock);
+	pthread_mutex_destroy(&l->locals_lock);
 	pthread_mutex_destroy(&l->state_lock);
 	pthread_mutex_destroy(&l->shared_lock);
 	atlas_engine_free(l->shared);
@@ -355,6 +395,7 @@ static void reopen(live *l, local *loc)
 		}
 	}
 	atlas_engine_free(loc->e);
+	malloc_trim(0); /* give the old engine's memory back, so swaps do not ratchet RSS up */
 	loc->e = e;
 	loc->gen = gen;
 }
@@ -365,15 +406,31 @@ atlas_engine *live_acquire(live *l)
 	local *loc = pthread_getspecific(l->key);
 	if (!loc) {
 		loc = calloc(1, sizeof(*loc));
-		if (loc && pthread_setspecific(l->key, loc)) {
+		if (loc && pthread_mutex_init(&loc->lock, NULL)) {
 			free(loc);
 			loc = NULL;
 		}
+		if (loc && pthread_setspecific(l->key, loc)) {
+			pthread_mutex_destroy(&loc->lock);
+			free(loc);
+			loc = NULL;
+		}
+		if (loc) {
+			loc->owner = l;
+			pthread_mutex_lock(&l->locals_lock);
+			loc->next = l->locals;
+			l->locals = loc;
+			pthread_mutex_unlock(&l->locals_lock);
+		}
 	}
-	if (loc && loc->gen != atomic_load_explicit(&l->generation, memory_order_acquire))
-		reopen(l, loc);
-	if (loc && loc->e)
-		return loc->e;
+	if (loc) {
+		pthread_mutex_lock(&loc->lock);
+		if (loc->gen != atomic_load_explicit(&l->generation, memory_order_acquire))
+			reopen(l, loc);
+		if (loc->e)
+			return loc->e; /* loc->lock stays held until live_release */
+		pthread_mutex_unlock(&loc->lock);
+	}
 	pthread_mutex_lock(&l->shared_lock);
 	return l->shared;
 }
@@ -382,7 +439,9 @@ atlas_engine *live_acquire(live *l)
 void live_release(live *l, atlas_engine *e)
 {
 	local *loc = pthread_getspecific(l->key);
-	if (!loc || loc->e != e)
+	if (loc && loc->e == e)
+		pthread_mutex_unlock(&loc->lock);
+	else
 		pthread_mutex_unlock(&l->shared_lock);
 }
 

@@ -1,0 +1,197 @@
+"""faultlib.py - helpers shared by the fault tests of tests/faults (loopback only).
+
+Environment (set by tests/faults/meson.build): ATLAS_SERVE, ATLAS_QUERY, ATLAS_INDEX (the three
+binaries), ATLAS_REAL_INDEX (the index of the real corpus: only copies are served or damaged),
+ATLAS_CORPUS (the real corpus, for rebuilds).
+
+Known issues: a check of a known, open issue is made with known(): it prints XFAIL while the issue
+is there and XPASS once it is gone, and counts as a failure only with ATLAS_FAULTS_STRICT=1, so
+that the suite stays green while it is open. Fixed issues are checked with check().
+"""
+import http.client
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+SERVE = os.environ.get('ATLAS_SERVE', '')
+QUERY = os.environ.get('ATLAS_QUERY', '')
+INDEXER = os.environ.get('ATLAS_INDEX', '')
+REAL_INDEX = os.environ.get('ATLAS_REAL_INDEX', '')
+CORPUS = os.environ.get('ATLAS_CORPUS', '')
+STRICT = os.environ.get('ATLAS_FAULTS_STRICT') == '1'
+TIMEOUT = 10
+
+failures = []
+known_open = []
+
+
+def check(cond, what):
+    """Records one expectation; the run goes on so that one run reports every problem."""
+    print(('ok   ' if cond else 'FAIL ') + what, flush=True)
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def known(cond, bug, what):
+    """A check of a known, reported bug (see the module docstring)."""
+    if cond:
+        print('XPASS %s (%s is fixed: make this check strict)' % (what, bug), flush=True)
+    else:
+        print('XFAIL %s (%s, known and reported)' % (what, bug), flush=True)
+        known_open.append(bug)
+        if STRICT:
+            failures.append('%s: %s' % (bug, what))
+    return cond
+
+
+def finish(name, t0):
+    """Prints the summary line. Returns the exit status: 0 when every check passed."""
+    extra = ' (%d known issue(s) open: %s)' % (len(known_open), ', '.join(sorted(set(known_open)))) \
+        if known_open else ''
+    print('%s: %s in %.1f s%s' % (name, 'FAILED (%d)' % len(failures) if failures else 'passed',
+                                   time.monotonic() - t0, extra), flush=True)
+    return 1 if failures else 0
+
+
+def sha256(path):
+    import hashlib
+    with open(path, 'rb') as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def temps(directory, base):
+    """The temporary files of atlas-index builds of base in directory (.base.tmp.*)."""
+    return sorted(f for f in os.listdir(directory) if f.startswith('.%s.tmp.' % base))
+
+
+def build_index(out, timeout=60):
+    """Builds the real corpus into out. Returns out."""
+    subprocess.run([INDEXER, '--corpus', CORPUS, '--out', out, '--quiet'], check=True,
+                   timeout=timeout)
+    return out
+
+
+def stats(index):
+    """atlas-query --stats --json of index, parsed."""
+    res = subprocess.run([QUERY, '--index', index, '--json', '--stats'], capture_output=True,
+                         timeout=TIMEOUT, check=True)
+    return json.loads(res.stdout)
+
+
+def replace(path, source, staging):
+    """Copies source to staging (beside path) and renames it over path: an atomic replace with a
+    new inode, as atlas-index does."""
+    shutil.copyfile(source, staging)
+    os.rename(staging, path)
+
+
+def wait_for(pred, seconds, step=0.05):
+    """Polls pred every step seconds for up to seconds. Returns its last value."""
+    until = time.monotonic() + seconds
+    value = pred()
+    while not value and time.monotonic() < until:
+        time.sleep(step)
+        value = pred()
+    return value
+
+
+def rss_kib(pid):
+    """VmRSS of pid in KiB, from /proc/PID/status."""
+    with open('/proc/%d/status' % pid) as f:
+        m = re.search(r'^VmRSS:\s+(\d+) kB', f.read(), re.M)
+    return int(m.group(1))
+
+
+def rss_parts(pid):
+    """(VmRSS, RssAnon, RssFile) of pid in KiB."""
+    with open('/proc/%d/status' % pid) as f:
+        text = f.read()
+    return tuple(int(re.search(r'^%s:\s+(\d+) kB' % k, text, re.M).group(1))
+                 for k in ('VmRSS', 'RssAnon', 'RssFile'))
+
+
+def strip_took(body):
+    """body with the took_ms timing zeroed."""
+    return re.sub(rb'"took_ms":[-+0-9.eE]+', b'"took_ms":0', body)
+
+
+class Server:
+    """An atlas-serve process on a free port of 127.0.0.1 (--port 0; the port is read from its
+    stdout)."""
+
+    def __init__(self, index, workdir, *extra, threads=2):
+        stamp = time.monotonic_ns()
+        self.stderr_path = os.path.join(workdir, 'serve-stderr-%d.txt' % stamp)
+        self.stderr = open(self.stderr_path, 'w+')
+        cmd = [SERVE, '--index', index, '--bind', '127.0.0.1', '--port', '0', '--threads',
+               str(threads), '--log', os.path.join(workdir, 'access-%d.log' % stamp)] + list(extra)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.stderr)
+        ready, _, _ = select.select([self.proc.stdout], [], [], TIMEOUT)
+        line = self.proc.stdout.readline().decode() if ready else ''
+        m = re.search(r'http://127\.0\.0\.1:(\d+)/', line)
+        if not m:
+            self.proc.kill()
+            self.proc.wait()
+            raise RuntimeError('atlas-serve did not start: %r %s' % (line, self.stderr_text()))
+        self.port = int(m.group(1))
+        self.pid = self.proc.pid
+
+    def stderr_text(self):
+        with open(self.stderr_path, errors='replace') as f:
+            return f.read()
+
+    def connect(self, timeout=TIMEOUT):
+        return http.client.HTTPConnection('127.0.0.1', self.port, timeout=timeout)
+
+    def request(self, path, method='GET', headers=None, conn=None, timeout=TIMEOUT):
+        """One request (on conn when given). Returns (status, headers by lower-case name, body)."""
+        own = conn is None
+        conn = conn or self.connect(timeout)
+        try:
+            conn.request(method, path, headers=headers or {})
+            res = conn.getresponse()
+            data = res.read()
+            return res.status, {k.lower(): v for k, v in res.getheaders()}, data
+        finally:
+            if own:
+                conn.close()
+
+    def get_json(self, path, **kw):
+        status, headers, body = self.request(path, **kw)
+        return status, headers, json.loads(body)
+
+    def health(self):
+        return self.get_json('/healthz')[2]
+
+    def stop(self):
+        """SIGTERM. Returns the exit status (None when it did not exit in time; then killed)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return None
+        finally:
+            self.proc.stdout.close()
+            self.stderr.close()
+
+    def kill(self):
+        """SIGKILL (for cleanup after a failure); waits for the exit."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+def need_env(*names):
+    missing = [n for n in names if not os.environ.get(n)]
+    if missing:
+        sys.exit('missing environment: %s (run through meson test)' % ' '.join(missing))

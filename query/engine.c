@@ -206,6 +206,22 @@ static int load_vocab(atlas_engine *e, atlas_error *err)
 	qsort(e->vocab, (size_t)e->nvocab, sizeof(vocab_entry), cmp_vocab);
 	for (int i = 0; i < e->nvocab; i++)
 		strmap_put(&e->vocab_index, e->vocab[i].term, (size_t)e->vocab[i].len, i, NULL);
+	/* words of letters only, grouped by length, for spelling correction */
+	e->by_len = malloc((size_t)(e->nvocab ? e->nvocab : 1) * sizeof(int));
+	if (!e->by_len)
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading vocabulary");
+	int count[VOCAB_MAX_LEN + 2] = { 0 };
+	for (int i = 0; i < e->nvocab; i++)
+		if (e->vocab[i].alpha && e->vocab[i].len <= VOCAB_MAX_LEN)
+			count[e->vocab[i].len]++;
+	e->by_len_start[0] = 0;
+	for (int l = 0; l <= VOCAB_MAX_LEN; l++)
+		e->by_len_start[l + 1] = e->by_len_start[l] + count[l];
+	int fill[VOCAB_MAX_LEN + 1];
+	memcpy(fill, e->by_len_start, sizeof(fill));
+	for (int i = 0; i < e->nvocab; i++)
+		if (e->vocab[i].alpha && e->vocab[i].len <= VOCAB_MAX_LEN)
+			e->by_len[fill[e->vocab[i].len]++] = i;
 	return 0;
 }
 
@@ -528,6 +544,7 @@ void atlas_engine_free(atlas_engine *e)
 	for (int i = 0; i < e->nvocab; i++)
 		free(e->vocab[i].term);
 	free(e->vocab);
+	free(e->by_len);
 	for (int i = 0; i < e->nsyn; i++)
 		free(e->syn[i].text);
 	free(e->syn);

@@ -55,6 +55,9 @@ struct atlas_engine {
 	vocab_entry *vocab;     /* sorted by term */
 	int nvocab;
 	strmap vocab_index;     /* term -> vocab index */
+#define VOCAB_MAX_LEN 40
+	int *by_len;            /* indexes of letters-only vocabulary words, grouped by length */
+	int by_len_start[VOCAB_MAX_LEN + 2]; /* by_len[by_len_start[l] .. by_len_start[l+1]) have length l */
 	syn_term *syn;
 	int nsyn;
 	strmap syn_index;       /* folded words of a term -> syn index */

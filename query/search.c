@@ -170,9 +170,10 @@ static const char *correct_word(const atlas_engine *e, const char *w, bool maybe
 		max = 1;
 	const vocab_entry *best = NULL;
 	int best_d = max + 1;
-	for (int i = 0; i < e->nvocab; i++) {
-		const vocab_entry *v = &e->vocab[i];
-		if (!v->alpha || abs(v->len - len) > max || v->df <= df)
+	int lo_len = len - max < 0 ? 0 : len - max, hi_len = len + max > VOCAB_MAX_LEN ? VOCAB_MAX_LEN : len + max;
+	for (int j = e->by_len_start[lo_len]; j < e->by_len_start[hi_len + 1]; j++) {
+		const vocab_entry *v = &e->vocab[e->by_len[j]];
+		if (v->df <= df)
 			continue;
 		if (df > 0 && v->df < df * TYPO_RARE_RATIO)
 			continue;

@@ -9,7 +9,7 @@
    - leftovers of killed builds: .out.db.tmp.<dead pid> (and its -journal) are removed by the next
      good build, .out.db.tmp.<live pid> (a build still running) is kept; the good build replaces
      out.db (new sha256 and build_id) and meta.schema_version is '1'.
-2. kill -9 during builds of the real corpus: with a fixed seed, 10 builds are killed at random
+2. kill -9 during builds of the real corpus: with a fixed seed, 20 builds are killed at random
    moments within the measured build time; after each one the live index still opens, passes
    PRAGMA quick_check, is byte-for-byte the old one and has the old build_id, and a reader that
    kept the index open all along still reads it. A final good build leaves no temporary file.
@@ -203,7 +203,7 @@ def main():
     ap.add_argument('--indexer', required=True)
     ap.add_argument('--mini', required=True, help='the valid mini corpus')
     ap.add_argument('--corpus', required=True, help='the real corpus')
-    ap.add_argument('--kills', type=int, default=10)
+    ap.add_argument("--kills", type=int, default=20)
     ap.add_argument('--seed', type=int, default=20260713)
     a = ap.parse_args()
     indexer = os.path.abspath(a.indexer)

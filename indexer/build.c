@@ -21,6 +21,10 @@
 #include "signals.h"
 #include "strmap.h"
 
+/* FTS5's in-memory hash of pending terms, flushed to a segment when full. */
+#define FTS_HASH_BYTES (64 << 20)
+#define FTS_HASH_BYTES_STR "67108864"
+
 /**************************************************************************************************
 ** Temporary files.
 */
@@ -79,6 +83,7 @@ typedef struct writer {
 	atlas_error *err;
 	int *order;       /* doc id - 1 -> page index */
 	int *id_of;       /* page index -> doc id */
+	signals *signals; /* the read-next computation running beside the indexing */
 } writer;
 
 static int sql_fail(writer *w, const char *what)
@@ -417,15 +422,22 @@ static int integrity_check(writer *w, const corpus *c, build_stats *stats)
 
 static int write_signals(writer *w, const corpus *c, build_stats *stats)
 {
-	return signals_compute(w->db, c, w->id_of, &stats->candidates, &stats->terms, w->err);
+	(void)c;
+	signals *s = w->signals;
+	w->signals = NULL;
+	return signals_finish(s, w->db, &stats->candidates, &stats->terms, w->err);
 }
 
 static int finish_fts(writer *w, const corpus *c, build_stats *stats)
 {
-	(void)c;
 	(void)stats;
-	return exec(w, "INSERT INTO fts(fts) VALUES('optimize');"
-		       " INSERT INTO sec_fts(sec_fts) VALUES('optimize'); COMMIT");
+	/* a corpus that fits the in-memory hash was flushed as one segment per table already:
+	 * merging it again would only rewrite it */
+	if (c->bytes > FTS_HASH_BYTES / 2 &&
+	    exec(w, "INSERT INTO fts(fts) VALUES('optimize');"
+		    " INSERT INTO sec_fts(sec_fts) VALUES('optimize')"))
+		return w->err ? w->err->code : ATLAS_ESQL;
+	return exec(w, "COMMIT");
 }
 
 static int compact(writer *w, const corpus *c, build_stats *stats)
@@ -452,7 +464,7 @@ int index_build(build_stats *stats, const corpus *c, const char *out_path, atlas
 	index_remove_stale_temps(out_path);
 	unlink(tmp);
 
-	writer w = { NULL, tmp, err, NULL, NULL };
+	writer w = { NULL, tmp, err, NULL, NULL, NULL };
 	int rc = 0;
 	w.order = malloc((size_t)(c->npages ? c->npages : 1) * sizeof(int));
 	w.id_of = malloc((size_t)(c->npages ? c->npages : 1) * sizeof(int));
@@ -483,8 +495,11 @@ int index_build(build_stats *stats, const corpus *c, const char *out_path, atlas
 		 * few segments, merged once by 'optimize' at the end */
 		rc = exec(&w, "INSERT INTO fts(fts, rank) VALUES('automerge', 0);"
 			      " INSERT INTO sec_fts(sec_fts, rank) VALUES('automerge', 0);"
-			      " INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);"
-			      " INSERT INTO sec_fts(sec_fts, rank) VALUES('hashsize', 67108864)");
+			      " INSERT INTO fts(fts, rank) VALUES('hashsize', " FTS_HASH_BYTES_STR ");"
+			      " INSERT INTO sec_fts(sec_fts, rank) VALUES('hashsize', " FTS_HASH_BYTES_STR ")");
+	/* the read-next signals and the vocabulary are computed on the other core meanwhile */
+	if (!rc)
+		rc = signals_start(&w.signals, w.db, c, w.id_of, err);
 	/* each phase timed, for the summary */
 	struct {
 		const char *name;
@@ -508,6 +523,11 @@ int index_build(build_stats *stats, const corpus *c, const char *out_path, atlas
 		}
 	}
 out_close:
+	if (w.signals) {
+		int ignored_count, ignored_terms;
+		signals_finish(w.signals, NULL, &ignored_count, &ignored_terms, NULL);
+		w.signals = NULL;
+	}
 	if (w.db && sqlite3_close(w.db) != SQLITE_OK && !rc)
 		rc = atlas_error_set(err, ATLAS_EIO, "%s: cannot close", tmp);
 	if (!rc && fsync_path(tmp, 0))

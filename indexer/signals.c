@@ -3,6 +3,7 @@
 #include "signals.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,12 +26,25 @@
 ** Output rows.
 */
 
+typedef struct cand_row {
+	int src, dst;
+	const char *signal;       /* one of the SIG_ names */
+	double weight;
+	char *detail;
+} cand_row;
+
+typedef struct vocab_row {
+	char *term;
+	int df, cf;
+} vocab_row;
+
+/* Everything computed, kept in memory until the rows can be written. */
 typedef struct out_ctx {
-	sqlite3 *db;
-	sqlite3_stmt *ins;
 	atlas_error *err;
-	int count;
-	int vocab_terms;
+	cand_row *rows;
+	int nrows, caprows;
+	vocab_row *vocab;         /* sorted by term */
+	int nvocab;
 	int rc;
 } out_ctx;
 
@@ -38,16 +52,22 @@ static void emit(out_ctx *o, int src, int dst, const char *signal, double weight
 {
 	if (o->rc || src == dst || !src || !dst)
 		return;
-	sqlite3_bind_int(o->ins, 1, src);
-	sqlite3_bind_int(o->ins, 2, dst);
-	sqlite3_bind_text(o->ins, 3, signal, -1, SQLITE_STATIC);
-	sqlite3_bind_double(o->ins, 4, weight);
-	sqlite3_bind_text(o->ins, 5, detail ? detail : "", -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(o->ins) != SQLITE_DONE)
-		o->rc = atlas_error_set(o->err, ATLAS_ESQL, "insert read-next candidate: %s",
-					sqlite3_errmsg(o->db));
-	sqlite3_reset(o->ins);
-	o->count++;
+	if (o->nrows == o->caprows) {
+		int cap = o->caprows ? o->caprows * 2 : 4096;
+		cand_row *r = realloc(o->rows, (size_t)cap * sizeof(*r));
+		if (!r) {
+			o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory for read-next candidates");
+			return;
+		}
+		o->rows = r;
+		o->caprows = cap;
+	}
+	char *d = strdup(detail ? detail : "");
+	if (!d) {
+		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory for read-next candidates");
+		return;
+	}
+	o->rows[o->nrows++] = (cand_row){ src, dst, signal, weight, d };
 }
 
 static int page_of(const corpus *c, const char *path)
@@ -401,19 +421,15 @@ static int cmp_entry_key(const void *a, const void *b)
 	return strcmp((*(const strmap_entry *const *)a)->key, (*(const strmap_entry *const *)b)->key);
 }
 
-/* Writes the vocabulary table. */
-static void write_vocab(out_ctx *o, vec_ctx *v)
+/* Keeps the vocabulary, sorted by term (appending to a B-tree in key order costs far less than
+ * inserting at random places), for writing once the database is free. */
+static void keep_vocab(out_ctx *o, vec_ctx *v)
 {
-	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(o->db, "INSERT INTO vocab VALUES(?,?,?)", -1, &st, NULL) != SQLITE_OK) {
-		o->rc = atlas_error_set(o->err, ATLAS_ESQL, "prepare: %s", sqlite3_errmsg(o->db));
-		return;
-	}
-	/* in key order: appending to a B-tree costs far less than inserting at random places */
 	const strmap_entry **sorted = malloc((size_t)(v->vocab.count ? v->vocab.count : 1) * sizeof(*sorted));
-	if (!sorted) {
-		sqlite3_finalize(st);
-		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory writing the vocabulary");
+	o->vocab = calloc((size_t)(v->vocab.count ? v->vocab.count : 1), sizeof(vocab_row));
+	if (!sorted || !o->vocab) {
+		free(sorted);
+		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory keeping the vocabulary");
 		return;
 	}
 	size_t ns = 0;
@@ -421,18 +437,18 @@ static void write_vocab(out_ctx *o, vec_ctx *v)
 		if (v->vocab.slots[i].key)
 			sorted[ns++] = &v->vocab.slots[i];
 	qsort(sorted, ns, sizeof(*sorted), cmp_entry_key);
-	for (size_t i = 0; !o->rc && i < ns; i++) {
-		const strmap_entry *e = sorted[i];
-		sqlite3_bind_text(st, 1, e->key, -1, SQLITE_STATIC);
-		sqlite3_bind_int(st, 2, v->vdf[e->value]);
-		sqlite3_bind_int(st, 3, v->vcf[e->value]);
-		if (sqlite3_step(st) != SQLITE_DONE)
-			o->rc = atlas_error_set(o->err, ATLAS_ESQL, "insert vocabulary: %s", sqlite3_errmsg(o->db));
-		sqlite3_reset(st);
+	for (size_t i = 0; i < ns; i++) {
+		vocab_row *r = &o->vocab[o->nvocab];
+		r->term = strdup(sorted[i]->key);
+		if (!r->term) {
+			o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory keeping the vocabulary");
+			break;
+		}
+		r->df = v->vdf[sorted[i]->value];
+		r->cf = v->vcf[sorted[i]->value];
+		o->nvocab++;
 	}
-	sqlite3_finalize(st);
 	free(sorted);
-	o->vocab_terms = v->nvocab;
 }
 
 static void text_signals(out_ctx *o, const corpus *c, const int *id_of, atlas_analyzer *a)
@@ -475,7 +491,7 @@ static void text_signals(out_ctx *o, const corpus *c, const int *id_of, atlas_an
 	}
 	if (v.oom)
 		goto out;
-	write_vocab(o, &v);
+	keep_vocab(o, &v);
 	/* pass 2: tf-idf, normalized, truncated to the strongest MLT_TERMS terms */
 	for (int pi = 0; pi < n; pi++) {
 		double norm = 0;
@@ -740,26 +756,114 @@ out:
 	free(top);
 }
 
-int signals_compute(sqlite3 *db, const corpus *c, const int *id_of, int *count, int *terms,
-		    atlas_error *err)
+/**************************************************************************************************
+** Running beside the full-text indexing, then writing.
+*/
+
+struct signals {
+	pthread_t thread;
+	const corpus *c;
+	const int *id_of;
+	atlas_analyzer *a;
+	atlas_error err;
+	out_ctx o;
+};
+
+static void *run(void *arg)
 {
-	out_ctx o = { db, NULL, err, 0, 0, 0 };
-	atlas_analyzer *a = NULL;
-	*count = 0;
-	if (sqlite3_prepare_v2(db, "INSERT INTO next_candidates VALUES(?,?,?,?,?)", -1, &o.ins, NULL))
-		return atlas_error_set(err, ATLAS_ESQL, "prepare: %s", sqlite3_errmsg(db));
-	o.rc = atlas_analyzer_new(&a, db, err);
-	if (!o.rc)
-		graph_signals(&o, c, id_of);
-	if (!o.rc)
-		topic_signals(&o, c, id_of);
-	if (!o.rc)
-		text_signals(&o, c, id_of, a);
-	if (!o.rc)
-		ppr_signals(&o, c, id_of);
-	atlas_analyzer_free(a);
-	sqlite3_finalize(o.ins);
-	*count = o.count;
-	*terms = o.vocab_terms;
-	return o.rc;
+	signals *s = arg;
+	out_ctx *o = &s->o;
+	graph_signals(o, s->c, s->id_of);
+	if (!o->rc)
+		topic_signals(o, s->c, s->id_of);
+	if (!o->rc)
+		text_signals(o, s->c, s->id_of, s->a);
+	if (!o->rc)
+		ppr_signals(o, s->c, s->id_of);
+	return NULL;
+}
+
+int signals_start(signals **out, sqlite3 *db, const corpus *c, const int *id_of, atlas_error *err)
+{
+	*out = NULL;
+	signals *s = calloc(1, sizeof(*s));
+	if (!s)
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+	s->c = c;
+	s->id_of = id_of;
+	s->o.err = &s->err;
+	int rc = atlas_analyzer_new(&s->a, db, err);
+	if (rc)
+		goto fail_free;
+	if (pthread_create(&s->thread, NULL, run, s)) {
+		rc = atlas_error_set(err, ATLAS_ENOMEM, "cannot start the read-next computation");
+		goto fail_analyzer;
+	}
+	*out = s;
+	return 0;
+fail_analyzer:
+	atlas_analyzer_free(s->a);
+fail_free:
+	free(s);
+	return rc;
+}
+
+static int write_rows(signals *s, sqlite3 *db, atlas_error *err)
+{
+	sqlite3_stmt *cand = NULL, *voc = NULL;
+	int rc = 0;
+	if (sqlite3_prepare_v2(db, "INSERT INTO next_candidates VALUES(?,?,?,?,?)", -1, &cand, NULL) ||
+	    sqlite3_prepare_v2(db, "INSERT INTO vocab VALUES(?,?,?)", -1, &voc, NULL)) {
+		rc = atlas_error_set(err, ATLAS_ESQL, "prepare: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	for (int i = 0; !rc && i < s->o.nrows; i++) {
+		const cand_row *r = &s->o.rows[i];
+		sqlite3_bind_int(cand, 1, r->src);
+		sqlite3_bind_int(cand, 2, r->dst);
+		sqlite3_bind_text(cand, 3, r->signal, -1, SQLITE_STATIC);
+		sqlite3_bind_double(cand, 4, r->weight);
+		sqlite3_bind_text(cand, 5, r->detail, -1, SQLITE_STATIC);
+		if (sqlite3_step(cand) != SQLITE_DONE)
+			rc = atlas_error_set(err, ATLAS_ESQL, "insert read-next candidate: %s", sqlite3_errmsg(db));
+		sqlite3_reset(cand);
+	}
+	for (int i = 0; !rc && i < s->o.nvocab; i++) {
+		const vocab_row *r = &s->o.vocab[i];
+		sqlite3_bind_text(voc, 1, r->term, -1, SQLITE_STATIC);
+		sqlite3_bind_int(voc, 2, r->df);
+		sqlite3_bind_int(voc, 3, r->cf);
+		if (sqlite3_step(voc) != SQLITE_DONE)
+			rc = atlas_error_set(err, ATLAS_ESQL, "insert vocabulary: %s", sqlite3_errmsg(db));
+		sqlite3_reset(voc);
+	}
+out:
+	sqlite3_finalize(cand);
+	sqlite3_finalize(voc);
+	return rc;
+}
+
+int signals_finish(signals *s, sqlite3 *db, int *count, int *terms, atlas_error *err)
+{
+	int rc = 0;
+	*count = *terms = 0;
+	if (!s)
+		return 0;
+	pthread_join(s->thread, NULL);
+	if (s->o.rc) {
+		rc = atlas_error_set(err, s->o.rc, "%s", s->err.msg);
+	} else if (db) {
+		rc = write_rows(s, db, err);
+		*count = s->o.nrows;
+		*terms = s->o.nvocab;
+	}
+	for (int i = 0; i < s->o.nrows; i++)
+		free(s->o.rows[i].detail);
+	free(s->o.rows);
+	for (int i = 0; i < s->o.nvocab; i++)
+		free(s->o.vocab[i].term);
+	free(s->o.vocab);
+	atlas_analyzer_free(s->a);
+	free(s);
+	return rc;
 }

@@ -21,12 +21,18 @@
 #define SIG_SIMILAR "similar"           /* weight: cosine; detail: the shared terms */
 #define SIG_GRAPH "graph"               /* weight: personalized PageRank, normalized to the best */
 
-/* Computes every candidate for every page of c (doc ids from id_of, indexed by page) and inserts
- * them into next_candidates of db; the same pass over the text writes the vocabulary table (folded
- * surface words and identifiers with document and collection frequencies). *count receives the
- * number of candidates, *terms the vocabulary size. Returns 0 or a negative ATLAS_E* code with err
- * set. */
-int signals_compute(sqlite3 *db, const corpus *c, const int *id_of, int *count, int *terms,
-		    atlas_error *err);
+typedef struct signals signals;
+
+/* Starts computing, in a thread of its own (beside the full-text indexing), every candidate for
+ * every page of c (doc ids from id_of, indexed by page) and the vocabulary (folded surface words
+ * and identifiers with document and collection frequencies). c and id_of must stay unchanged
+ * until signals_finish. db is used only now, to find the tokenizer. On success *out owns the
+ * computation; returns 0 or a negative ATLAS_E* code with err set. */
+int signals_start(signals **out, sqlite3 *db, const corpus *c, const int *id_of, atlas_error *err);
+
+/* Waits for the computation, writes its rows into next_candidates and vocab of db (nothing when
+ * db is NULL: an abandoned build), and frees it (accepts NULL). *count receives the number of
+ * candidates, *terms the vocabulary size. Returns 0 or a negative ATLAS_E* code with err set. */
+int signals_finish(signals *s, sqlite3 *db, int *count, int *terms, atlas_error *err);
 
 #endif

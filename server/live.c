@@ -245,6 +245,7 @@ static void refuse(live *l, const char *why)
 	l->info.refused++;
 	copy_str(l->info.last_swap_error, sizeof(l->info.last_swap_error), why);
 	pthread_mutex_unlock(&l->state_lock);
+	malloc_trim(0); /* the refused file's copy is gone: give its memory back */
 	event("index swap refused, still serving the previous index: %s", why);
 }
 

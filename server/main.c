@@ -1,6 +1,7 @@
 /* main.c - atlas-serve: the site's search box over HTTP/JSON, with hot index swap. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -226,6 +227,13 @@ static void shut_down(server *s, struct MHD_Daemon *d)
  * 2 for a usage error. */
 int main(int argc, char **argv)
 {
+	/* a fixed threshold: index copies and other large blocks are mapped and go back to the
+	 * system when freed (glibc otherwise raises the threshold after the first such free, and
+	 * later copies stay in the heap), so memory does not ratchet up over index swaps */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+	/* one heap for the few worker threads: their requests are short, and per-thread arenas would
+	 * each keep their own high-water mark */
+	mallopt(M_ARENA_MAX, 1);
 	serve_config cfg;
 	int rc = parse_args(&cfg, argc, argv);
 	if (rc) {

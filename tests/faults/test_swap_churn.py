@@ -11,7 +11,7 @@ over keep-alive connections on 127.0.0.1 (search, suggest, next, healthz). Expec
   - every good replacement is swapped in and every corrupt one refused (/healthz counters);
   - memory steady: VmRSS of the server at the end within 10 % of VmRSS after the warm-up (the
     10th replacement), and no sample of the last third above that + 10 %. The issue asked for
-    "within 10 % of VmRSS after the first swap": that check is made too, as known issue M1 (XFAIL):
+    "within 10 % of VmRSS after the first swap": that check is made too:
     VmRSS grows by ~40 % over the first 3-20 swaps (allocator high-water mark of the engines that
     coexist during a swap, 3 to 5 of them) and then stays flat (measured over 300 swaps: 50-54 MB);
     valgrind finds no leak in the swap path (test faults-valgrind);
@@ -188,7 +188,7 @@ def main():
         F.check(head and tail and max(tail) <= 1.10 * max(head),
                 'memory steady: the last third peaks within 10 %% of the first third (%d -> %d KiB)'
                 % (max(head), max(tail)))
-        F.known(rss_first is not None and abs(rss_end - rss_first) <= 0.10 * rss_first, 'M1',
+        F.check(rss_first is not None and abs(rss_end - rss_first) <= 0.10 * rss_first,
                 'VmRSS at the end within 10 %% of after the first swap (%s -> %d KiB)'
                 % (rss_first, rss_end))
         status = srv.stop()

@@ -177,6 +177,8 @@ typedef struct md_state {
 	char *link_target;
 	strmap anchors;
 	size_t link_cursor;    /* where to look for the next link's text in body */
+	size_t line_off;       /* body offset whose line is line_no (1-based) */
+	int line_no;
 	int oom;
 } md_state;
 
@@ -330,7 +332,20 @@ static int md_leave_span(MD_SPANTYPE type, void *detail, void *ud)
 	strbuf_free(&pat);
 	if (at)
 		st->link_cursor = (size_t)(at - st->body) + 1;
-	l->line = st->body_line + (at ? line_of_offset(st->body, (size_t)(at - st->body)) - 1 : 0);
+	if (at) {
+		/* lines counted from the previous link on, not from the start: pages with thousands
+		 * of links (topic pages of a large site) stay linear */
+		size_t off = (size_t)(at - st->body);
+		if (off < st->line_off) {
+			st->line_off = 0;
+			st->line_no = 1;
+		}
+		for (size_t i = st->line_off; i < off; i++)
+			st->line_no += st->body[i] == '\n';
+		st->line_off = off;
+		l->line = st->body_line + st->line_no - 1;
+	} else
+		l->line = st->body_line;
 	return 0;
 }
 
@@ -391,6 +406,7 @@ int corpus_parse_body(page *p, const char *body, size_t n, int body_line)
 	st.p = p;
 	st.body = body;
 	st.body_len = n;
+	st.line_no = 1;
 	st.body_line = body_line;
 	if (add_section(&st, 0, p->title ? p->title : ""))
 		return -1;

@@ -83,6 +83,11 @@ static int page_of(const corpus *c, const char *path)
 static void graph_signals(out_ctx *o, const corpus *c, const int *id_of)
 {
 	char path[1100], detail[1200];
+	int *seen = calloc((size_t)c->npages + 1, sizeof(int)); /* target -> 1 + last page linking it */
+	if (!seen) {
+		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory for read-next candidates");
+		return;
+	}
 	for (int gi = 0; gi < c->npages; gi++) {
 		const page *g = &c->pages[gi];
 		if (g->type != PAGE_GUIDE)
@@ -110,17 +115,15 @@ static void graph_signals(out_ctx *o, const corpus *c, const int *id_of)
 	}
 	for (int pi = 0; pi < c->npages; pi++) {
 		const page *p = &c->pages[pi];
-		for (int k = 0; k < p->nlinks; k++) {
+		/* a topic page's links are its generated member list: those are topic_member
+		 * candidates (topic_signals), not links an author wrote */
+		for (int k = 0; p->type != PAGE_TOPIC && k < p->nlinks; k++) {
 			int t = page_of(c, p->links[k].target);
-			if (t < 0 || t == pi)
+			if (t < 0 || t == pi || seen[t] == pi + 1)
 				continue;
-			int dup = 0;
-			for (int j = 0; j < k; j++)
-				dup |= strcmp(p->links[j].target, p->links[k].target) == 0;
-			if (dup)
-				continue;
+			seen[t] = pi + 1; /* once per target */
 			emit(o, id_of[pi], id_of[t], SIG_LINK_OUT, 1.0, p->links[k].text);
-			if (p->type != PAGE_TOPIC && p->type != PAGE_SITE)
+			if (p->type != PAGE_SITE)
 				emit(o, id_of[t], id_of[pi], SIG_LINK_IN, 1.0, "");
 		}
 		for (int k = 0; k < p->nprereqs; k++) {
@@ -132,6 +135,7 @@ static void graph_signals(out_ctx *o, const corpus *c, const int *id_of)
 			emit(o, id_of[t], id_of[pi], SIG_BUILDS_ON, 1.0, "");
 		}
 	}
+	free(seen);
 }
 
 /* Topic mates: explainers sharing a topic, at most TOPIC_MATES_MAX per page and topic, preferring
@@ -667,7 +671,7 @@ static void ppr_signals(out_ctx *o, const corpus *c, const int *id_of)
 		goto out;
 	for (int pi = 0; pi < n; pi++) {
 		const page *pg = &c->pages[pi];
-		for (int k = 0; k < pg->nlinks; k++) {
+		for (int k = 0; pg->type != PAGE_TOPIC && k < pg->nlinks; k++) {
 			int t = page_of(c, pg->links[k].target);
 			add_edge(&g, pi, t, 1.0f);
 			add_edge(&g, t, pi, 0.5f);

@@ -31,14 +31,12 @@ typedef struct atlas_section_hit {
 	char *heading;       /* HTML-escaped, with <mark> highlights */
 	char *anchor;
 	char *snippet;       /* HTML-escaped, with <mark> highlights */
-	int rank;            /* internal: its rank among the page's matching sections */
 } atlas_section_hit;
 
 typedef struct atlas_hit {
 	int doc;             /* index into the engine's documents */
 	double score;
 	char *snippet;
-	int snippet_rank;    /* internal: 1 + rank of the section the snippet came from */
 	char *title_html;    /* title, HTML-escaped */
 	atlas_section_hit sections[3];
 	int nsections;

@@ -37,7 +37,6 @@ typedef struct candidate {
 	double title;           /* share of content words in the title */
 	double keywords;        /* share of content words in the keywords */
 	bool exact;             /* the title is the query */
-	int rank_slot;          /* 1 + its place on the page of hits being filled, or 0 */
 } candidate;
 
 struct atlas_engine {

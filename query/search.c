@@ -39,7 +39,7 @@ typedef struct plan {
 	qterm terms[MAX_TERMS];
 	int nterms;
 	int npositive;           /* terms that decide matching (content words and phrases) */
-	strbuf strict, relaxed, sections;
+	strbuf strict, relaxed;
 	strbuf idfs;             /* IDF per phrase of the expressions, comma-separated */
 	int phrase_term[MAX_PHRASES + 1];  /* relaxed expression: phrase index -> term */
 	int est_df;              /* pages the rarest content word is on: the work of step 1 */
@@ -60,7 +60,6 @@ static void plan_free(plan *pl)
 	}
 	strbuf_free(&pl->strict);
 	strbuf_free(&pl->relaxed);
-	strbuf_free(&pl->sections);
 	strbuf_free(&pl->idfs);
 }
 
@@ -398,11 +397,9 @@ static void build_expressions(plan *pl)
 		if (np) {
 			strbuf_puts(&pl->strict, " AND ");
 			strbuf_puts(&pl->relaxed, " OR ");
-			strbuf_puts(&pl->sections, " OR ");
 		}
 		term_group(&pl->strict, t, pl, false);
 		term_group(&pl->relaxed, t, pl, true);
-		term_group(&pl->sections, t, pl, false);
 		np++;
 	}
 	if (!np)
@@ -760,7 +757,6 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const pla
 				sec->heading = highlighted((const unsigned char *)r->heading);
 				sec->anchor = strdup((const char *)sqlite3_column_text(meta, 1));
 				sec->snippet = highlighted((const unsigned char *)r->snippet);
-				sec->rank = k;
 			}
 			sqlite3_reset(meta);
 			free(r->heading);

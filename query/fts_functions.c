@@ -185,7 +185,8 @@ static double section_score(const Fts5ExtensionApi *api, Fts5Context *ctx, const
 		}
 		double wp = p < nw ? w[p] : 1.0;
 		if (head || body)
-			score += wp * (head ? 3.0 : 1.0) + wp * 0.25 * (body > 4 ? 4 : body);
+			score += wp * (head ? RANK_SEC_HEADING : 1.0) +
+				 wp * RANK_SEC_REPEAT * (body > RANK_SEC_REPEATS ? RANK_SEC_REPEATS : body);
 	}
 	return score;
 }

@@ -26,9 +26,12 @@
 #define RANK_BM25_K1 1.2
 #define RANK_BM25_B 0.75
 
-/* Section index weights (heading, body), for choosing the best-matching sections. */
-#define RANK_SEC_W_HEADING 4.0
-#define RANK_SEC_W_BODY 1.0
+/* Best-matching sections (query/fts_functions.c: atlas_section): each matched phrase counts its
+ * IDF, times RANK_SEC_HEADING when it is in the heading, plus RANK_SEC_REPEAT of it for each of up
+ * to RANK_SEC_REPEATS matches in the body. */
+#define RANK_SEC_HEADING 3.0
+#define RANK_SEC_REPEAT 0.25
+#define RANK_SEC_REPEATS 4
 
 #define RANK_COVERAGE_FLOOR 0.15
 #define RANK_TITLE_WORDS 0.8
@@ -41,8 +44,11 @@
 #define RANK_PRIORITY_BASE 0.8
 #define RANK_PRIORITY_SCALE 0.25
 
-/* Expansions weigh less than what the reader typed: an alternative's phrase counts this much. */
-#define RANK_PREFIX_ONLY 0.7   /* a page matched by the prefix word only, not the whole word */
+/* The word being typed: completed to this many vocabulary words (the most frequent that start
+ * with it), and a page matched only by a completion, not by the word itself, counts this much (its
+ * IDFs too). */
+#define PREFIX_EXPANSIONS 4
+#define RANK_PREFIX_ONLY 0.7
 
 /* Bounds on the work of one query: candidates scored from each MATCH; at least this many
  * candidates wanted before a broader pass is skipped; and how many pages the rarest content word

@@ -14,7 +14,6 @@
 
 #define MAX_TERMS 32
 #define MAX_ALTS 12
-#define PREFIX_EXPANSIONS 4 /* vocabulary words tried for the word being typed */
 #define MAX_PHRASES 63
 
 /**************************************************************************************************

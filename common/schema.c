@@ -12,15 +12,18 @@ const char atlas_schema_sql[] =
 	" topics TEXT NOT NULL, priority REAL NOT NULL, lastmod TEXT NOT NULL, image TEXT NOT NULL,"
 	" words INTEGER NOT NULL, first_section INTEGER NOT NULL, last_section INTEGER NOT NULL,"
 	" source TEXT NOT NULL);\n"
-	/* sections of a page in order; ord 0 is the lead (description and text before the first heading) */
+	/* sections of a page in order; ord 0 is the lead (heading: the title; body: the description, a
+	 * newline and the text before the first heading). Their tokens are positions of the fts
+	 * columns: heading_tokens of the headings column (of the title for ord 0), lead_tokens of the
+	 * description (ord 0 only), body_tokens of the body column, in section order; spans holds
+	 * each of those tokens' byte range in heading, then in body (common/spans.h) */
 	"CREATE TABLE sections(id INTEGER PRIMARY KEY, doc_id INTEGER NOT NULL, ord INTEGER NOT NULL,"
-	" level INTEGER NOT NULL, heading TEXT NOT NULL, anchor TEXT NOT NULL, body TEXT NOT NULL);\n"
+	" level INTEGER NOT NULL, heading TEXT NOT NULL, anchor TEXT NOT NULL, body TEXT NOT NULL,"
+	" heading_tokens INTEGER NOT NULL, lead_tokens INTEGER NOT NULL, body_tokens INTEGER NOT NULL,"
+	" spans BLOB NOT NULL);\n"
 	/* ranking index over whole pages; contentless, since the text lives in sections */
 	"CREATE VIRTUAL TABLE fts USING fts5(title, keywords, headings, description, body,"
 	" content='', tokenize='atlas');\n"
-	/* section index, for best-matching sections and their snippets */
-	"CREATE VIRTUAL TABLE sec_fts USING fts5(heading, body, content='sections',"
-	" content_rowid='id', tokenize='atlas');\n"
 	/* the taxonomy: one row per topic path, parent NULL at the top */
 	"CREATE TABLE topics(path TEXT PRIMARY KEY, parent TEXT, title TEXT NOT NULL,"
 	" description TEXT NOT NULL, ord INTEGER NOT NULL, doc_id INTEGER);\n"

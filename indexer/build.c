@@ -19,6 +19,7 @@
 #include "analyzer.h"
 #include "schema.h"
 #include "signals.h"
+#include "spans.h"
 #include "strmap.h"
 
 /* FTS5's in-memory hash of pending terms, flushed to a segment when full. */
@@ -154,19 +155,55 @@ static void topics_json(strbuf *sb, const page *p)
 	strbuf_putc(sb, ']');
 }
 
+/* How many positions of the fts columns a section holds (see the sections table in schema.c). */
+typedef struct section_tokens {
+	int heading, lead, body;
+} section_tokens;
+
+/* Writes into out (reset first) the byte range of every token of section s of p, in the order of
+ * the fts columns: its heading (the title for the lead section), then its body (for the lead
+ * section: the description, then the rest). Returns 0 or an error code with w->err set. */
+static int section_spans(writer *w, atlas_analyzer *a, strbuf *out, section_tokens *tk, const page *p,
+			 int s)
+{
+	const section *x = &p->secs[s];
+	size_t lead = s == 0 ? (p->lead_len <= x->body.len ? p->lead_len : x->body.len) : 0;
+	const char *body = strbuf_str(&x->body);
+	atlas_spans_writer sw = { out, 0, 0 };
+	strbuf_reset(out);
+	atlas_spans_part(&sw);
+	int rc = atlas_spans_add(&sw, a, x->heading, (int)strlen(x->heading), 0);
+	tk->heading = sw.count;
+	atlas_spans_part(&sw);
+	if (!rc)
+		rc = atlas_spans_add(&sw, a, body, (int)lead, 0);
+	tk->lead = sw.count;
+	if (!rc)
+		rc = atlas_spans_add(&sw, a, body + lead, (int)(x->body.len - lead), (int)lead);
+	tk->body = sw.count - tk->lead;
+	if (rc)
+		return atlas_error_set(w->err, rc == SQLITE_NOMEM ? ATLAS_ENOMEM : ATLAS_ESQL,
+				       "%s: token spans of %s: %s", w->file, p->path, sqlite3_errstr(rc));
+	return 0;
+}
+
 static int write_docs(writer *w, const corpus *c, build_stats *stats)
 {
 	sqlite3_stmt *doc = NULL, *sec = NULL, *fts = NULL, *dt = NULL;
 	int rc = prepare(w, &doc, "INSERT INTO docs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (!rc)
-		rc = prepare(w, &sec, "INSERT INTO sections VALUES(?,?,?,?,?,?,?)");
+		rc = prepare(w, &sec, "INSERT INTO sections VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+	atlas_analyzer *a = NULL;
+	if (!rc)
+		rc = atlas_analyzer_new(&a, w->db, w->err);
 	if (!rc)
 		rc = prepare(w, &fts, "INSERT INTO fts(rowid, title, keywords, headings, description, body)"
 				      " VALUES(?,?,?,?,?,?)");
 	if (!rc)
 		rc = prepare(w, &dt, "INSERT OR IGNORE INTO doc_topics VALUES(?,?)");
 	int sec_id = 1;
-	strbuf kw = STRBUF_INIT, heads = STRBUF_INIT, body = STRBUF_INIT, url = STRBUF_INIT, tj = STRBUF_INIT;
+	strbuf kw = STRBUF_INIT, heads = STRBUF_INIT, body = STRBUF_INIT, url = STRBUF_INIT, tj = STRBUF_INIT,
+	       spans = STRBUF_INIT;
 	for (int id = 1; !rc && id <= c->npages; id++) {
 		const page *p = &c->pages[w->order[id - 1]];
 		strbuf_reset(&kw);
@@ -206,6 +243,9 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		rc = step_reset(w, doc, "insert document");
 		for (int s = 0; !rc && s < p->nsecs; s++) {
 			const section *x = &p->secs[s];
+			section_tokens tk;
+			if ((rc = section_spans(w, a, &spans, &tk, p, s)))
+				break;
 			sqlite3_bind_int(sec, 1, sec_id++);
 			sqlite3_bind_int(sec, 2, id);
 			sqlite3_bind_int(sec, 3, s);
@@ -213,6 +253,10 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 			sqlite3_bind_text(sec, 5, x->heading, -1, SQLITE_STATIC);
 			sqlite3_bind_text(sec, 6, x->anchor, -1, SQLITE_STATIC);
 			sqlite3_bind_text(sec, 7, strbuf_str(&x->body), -1, SQLITE_STATIC);
+			sqlite3_bind_int(sec, 8, tk.heading);
+			sqlite3_bind_int(sec, 9, tk.lead);
+			sqlite3_bind_int(sec, 10, tk.body);
+			sqlite3_bind_blob(sec, 11, spans.len ? strbuf_str(&spans) : "", (int)spans.len, SQLITE_STATIC);
 			rc = step_reset(w, sec, "insert section");
 		}
 		if (!rc) {
@@ -235,12 +279,12 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	strbuf_free(&body);
 	strbuf_free(&url);
 	strbuf_free(&tj);
+	strbuf_free(&spans);
 	sqlite3_finalize(doc);
 	sqlite3_finalize(sec);
 	sqlite3_finalize(fts);
 	sqlite3_finalize(dt);
-	if (!rc)
-		rc = exec(w, "INSERT INTO sec_fts(sec_fts) VALUES('rebuild')");
+	atlas_analyzer_free(a);
 	return rc;
 }
 
@@ -494,9 +538,7 @@ int index_build(build_stats *stats, const corpus *c, const char *out_path, atlas
 		/* one large in-memory hash before each flush, and no merging during the bulk load:
 		 * few segments, merged once by 'optimize' at the end */
 		rc = exec(&w, "INSERT INTO fts(fts, rank) VALUES('automerge', 0);"
-			      " INSERT INTO sec_fts(sec_fts, rank) VALUES('automerge', 0);"
-			      " INSERT INTO fts(fts, rank) VALUES('hashsize', " FTS_HASH_BYTES_STR ");"
-			      " INSERT INTO sec_fts(sec_fts, rank) VALUES('hashsize', " FTS_HASH_BYTES_STR ")");
+			      " INSERT INTO fts(fts, rank) VALUES('hashsize', " FTS_HASH_BYTES_STR ")");
 	/* the read-next signals and the vocabulary are computed on the other core meanwhile */
 	if (!rc)
 		rc = signals_start(&w.signals, w.db, c, w.id_of, err);

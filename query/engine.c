@@ -136,6 +136,62 @@ oom:
 	return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading documents");
 }
 
+/* Reads where every section's tokens sit among its page's fts positions (sections are numbered
+ * 1..n in page order, each page's from its lead section). Returns 0, or ATLAS_ESCHEMA when the
+ * table does not have that shape, or ATLAS_ENOMEM. */
+static int load_sections(atlas_engine *e, atlas_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(e->db,
+			       "SELECT id, doc_id, ord, level, heading_tokens, lead_tokens, body_tokens"
+			       " FROM sections ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return atlas_error_set(err, ATLAS_ESQL, "read sections: %s", sqlite3_errmsg(e->db));
+	int cap = 0, rc = 0, prev_doc = -1, head = 0, body = 0;
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		if (e->nsections == cap) {
+			cap = cap ? cap * 2 : 1024;
+			section_info *n = realloc(e->sections, (size_t)cap * sizeof(*n));
+			if (!n) {
+				rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading sections");
+				break;
+			}
+			e->sections = n;
+		}
+		section_info *x = &e->sections[e->nsections];
+		int id = sqlite3_column_int(st, 0), doc = sqlite3_column_int(st, 1) - 1;
+		x->doc = doc;
+		x->ord = sqlite3_column_int(st, 2);
+		x->level = sqlite3_column_int(st, 3);
+		x->nhead = sqlite3_column_int(st, 4);
+		x->nlead = sqlite3_column_int(st, 5);
+		x->nbody = sqlite3_column_int(st, 6);
+		if (id != e->nsections + 1 || doc < 0 || doc >= e->ndocs || e->docs[doc].id != doc + 1 ||
+		    (doc != prev_doc) != (x->ord == 0) || x->nhead < 0 || x->nlead < 0 || x->nbody < 0 ||
+		    (x->ord && x->nlead)) {
+			rc = atlas_error_set(err, ATLAS_ESCHEMA, "section %d is out of place or malformed", id);
+			break;
+		}
+		if (doc != prev_doc)
+			head = body = 0;
+		prev_doc = doc;
+		x->head_pos = x->ord ? head : 0;
+		head += x->ord ? x->nhead : 0;
+		x->body_pos = body;
+		body += x->nbody;
+		e->nsections++;
+	}
+	sqlite3_finalize(st);
+	for (int d = 0; !rc && d < e->ndocs; d++) {
+		const atlas_doc *doc = &e->docs[d];
+		if (doc->first_section < 1 || doc->last_section > e->nsections ||
+		    doc->first_section > doc->last_section || e->sections[doc->first_section - 1].doc != d ||
+		    e->sections[doc->last_section - 1].doc != d)
+			rc = atlas_error_set(err, ATLAS_ESCHEMA, "page %s has no sections of its own", doc->path);
+	}
+	return rc;
+}
+
 static int cmp_title_word(const void *a, const void *b)
 {
 	const title_word *x = a, *y = b;
@@ -288,26 +344,20 @@ static int load_meta(atlas_engine *e, atlas_error *err)
 
 static int prepare_all(atlas_engine *e, atlas_error *err)
 {
-	char sql[1024];
-	snprintf(sql, sizeof(sql),
-		 "SELECT rowid, atlas_rank(fts, ?2), atlas_phrases(fts) FROM fts"
-		 " WHERE fts MATCH ?1 ORDER BY 2 DESC LIMIT %d",
-		 RANK_CANDIDATES);
 	struct {
 		sqlite3_stmt **st;
 		const char *sql;
 	} all[] = {
-		{ &e->st_match, sql },
+		/* no ORDER BY: each row's matches are read from the match record as it is returned */
+		{ &e->st_match, "SELECT rowid, atlas_rank(fts, ?2) FROM fts WHERE fts MATCH ?1" },
 		{ &e->st_count, "SELECT count(*) FROM fts WHERE fts MATCH ?1" },
 		{ &e->st_explain,
 		  "SELECT -bm25(fts, 1, 0, 0, 0, 0), -bm25(fts, 0, 1, 0, 0, 0), -bm25(fts, 0, 0, 1, 0, 0),"
 		  " -bm25(fts, 0, 0, 0, 1, 0), -bm25(fts, 0, 0, 0, 0, 1) FROM fts"
 		  " WHERE fts MATCH ?1 AND rowid = ?2" },
-		/* the matching sections of one page, text only for those likely to be shown */
-		{ &e->st_sections,
-		  "SELECT rowid, atlas_section(sec_fts, ?2) FROM sec_fts"
-		  " WHERE sec_fts MATCH ?1 AND rowid BETWEEN ?3 AND ?4" },
-		{ &e->st_section_meta, "SELECT level, anchor FROM sections WHERE id = ?1" },
+		/* one page's matches, when the candidate pass could not keep them */
+		{ &e->st_record, "SELECT atlas_rank(fts, ?2) FROM fts WHERE fts MATCH ?1 AND rowid = ?3" },
+		{ &e->st_section_text, "SELECT heading, anchor, body, spans FROM sections WHERE id = ?1" },
 		{ &e->st_next, "SELECT dst, signal, weight, detail FROM next_candidates WHERE src = ?1" },
 		{ &e->st_guide_steps, "SELECT step, doc_id FROM guide_steps WHERE guide_id = ?1 ORDER BY step" },
 	};
@@ -486,12 +536,13 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 	}
 	if ((rc = atlas_analyzer_register(e->db, err)) || (rc = atlas_analyzer_new(&e->analyzer, e->db, err)))
 		goto fail;
-	if (fts_functions_register(e->db, &e->keep)) {
+	e->rec.limit = RANK_RECORD_MAX;
+	if (fts_functions_register(e->db, &e->rec)) {
 		rc = atlas_error_set(err, ATLAS_ESQL, "cannot register the ranking function");
 		goto fail;
 	}
 	if ((rc = load_meta(e, err)) || (rc = load_docs(e, err)) || (rc = index_titles(e, err)) ||
-	    (rc = load_vocab(e, err)) ||
+	    (rc = load_sections(e, err)) || (rc = load_vocab(e, err)) ||
 	    (rc = load_synonyms(e, err)) || (rc = prepare_all(e, err)))
 		goto fail;
 	e->mark = calloc((size_t)e->ndocs + 1, sizeof(*e->mark));
@@ -516,8 +567,8 @@ void atlas_engine_free(atlas_engine *e)
 	sqlite3_finalize(e->st_match);
 	sqlite3_finalize(e->st_count);
 	sqlite3_finalize(e->st_explain);
-	sqlite3_finalize(e->st_sections);
-	sqlite3_finalize(e->st_section_meta);
+	sqlite3_finalize(e->st_record);
+	sqlite3_finalize(e->st_section_text);
 	sqlite3_finalize(e->st_next);
 	sqlite3_finalize(e->st_guide_steps);
 	atlas_analyzer_free(e->analyzer);
@@ -558,6 +609,8 @@ void atlas_engine_free(atlas_engine *e)
 	strmap_free(&e->syn_stem_index);
 	free(e->mark);
 	free(e->cand);
+	free(e->sections);
+	match_record_free(&e->rec);
 	free(e);
 }
 

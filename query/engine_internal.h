@@ -37,14 +37,25 @@ typedef struct candidate {
 	double title;           /* share of content words in the title */
 	double keywords;        /* share of content words in the keywords */
 	bool exact;             /* the title is the query */
+	int inst_start, inst_n; /* its matches in the match record; inst_n -1: not recorded, or only
+				   from the fields of a partial pass */
 } candidate;
+
+/* A section as the engine keeps it: where its tokens sit among its page's fts positions. */
+typedef struct section_info {
+	int doc;                /* page index */
+	int ord, level;
+	int head_pos, nhead;    /* positions in the headings column (the title column for ord 0) */
+	int nlead;              /* ord 0: the description column's positions, all of them */
+	int body_pos, nbody;    /* positions in the body column */
+} section_info;
 
 struct atlas_engine {
 	sqlite3 *db;
 	bool in_memory;         /* the index was read into memory when opened */
 	struct index_image *image; /* those bytes, shared with other engines on the same file */
 	atlas_analyzer *analyzer;
-	sqlite3_stmt *st_match, *st_count, *st_explain, *st_sections, *st_section_meta, *st_next, *st_guide_steps;
+	sqlite3_stmt *st_match, *st_count, *st_explain, *st_record, *st_section_text, *st_next, *st_guide_steps;
 	atlas_doc *docs;
 	int ndocs;
 	strmap path_index;      /* path -> doc index */
@@ -65,7 +76,9 @@ struct atlas_engine {
 		char *key, *value;
 	} meta[32];
 	int nmeta;
-	section_keep keep;      /* atlas_section's state */
+	section_info *sections; /* sections[id - 1] */
+	int nsections;
+	match_record rec;       /* atlas_rank's matches of the current query */
 	/* per-query scratch, sized ndocs */
 	unsigned *mark;
 	unsigned generation;

@@ -1,25 +1,41 @@
-/* fts_functions.h - FTS5 auxiliary functions registered on the engine's connection:
- *   atlas_phrases(tbl)              bitmask of the MATCH expression's phrases found in the row
- *   atlas_rank(tbl, idfs)           BM25F over the weighted columns with the engine's IDFs
- *   atlas_section_score(tbl, ws)    a cheap section score from per-phrase weights
- *   atlas_snippet(tbl, col, n)      an n-token snippet with \1 \2 around matches
- *   atlas_section(tbl, ws)          score, heading and snippet of a section likely to be shown */
+/* fts_functions.h - the FTS5 auxiliary function registered on the engine's connection:
+ *   atlas_rank(tbl, idfs)   BM25F over the weighted columns with the engine's IDFs; it also leaves,
+ *                           in the engine's match record, which phrases matched the row and where,
+ *                           so that sections and snippets need no second look at the index. */
 #ifndef ATLAS_FTS_FUNCTIONS_H
 #define ATLAS_FTS_FUNCTIONS_H
 
 #include <sqlite3.h>
 
-/* How many sections of a page atlas_section keeps text for. */
-#define SECTION_KEEP 4
+/* Phrases of a MATCH expression scored one by one (with a mask bit each for the first 63). */
+#define FTS_MAX_PHRASES 64
 
-/* atlas_section's state: the scores kept so far; the engine sets n = 0 before each page. */
-typedef struct section_keep {
-	int n;
-	double score[SECTION_KEEP];
-} section_keep;
+/* One match of a phrase in a row: the phrase's index in the MATCH expression, the column, and
+ * the token position in that column. */
+typedef struct fts_inst {
+	int off;
+	short phrase;
+	short col;
+} fts_inst;
 
-/* Registers the functions on db (whose FTS5 module must be loaded); atlas_section uses keep,
- * which must outlive the connection. Returns 0 or -1. */
-int fts_functions_register(sqlite3 *db, section_keep *keep);
+/* What atlas_rank leaves for the engine. The arena holds the matches of every row scored since
+ * the engine reset it (ninst = 0, once per query); row_* describe the row scored last, read by
+ * the engine right after each step (the statement has no ORDER BY, so rows are scored one by one
+ * as they are returned). */
+typedef struct match_record {
+	fts_inst *inst;
+	int ninst, cap;
+	int limit;                 /* matches kept in all: past it a row is left unrecorded */
+	sqlite3_int64 row_phrases; /* bit p: phrase p (< 63) matched the row */
+	int row_start, row_n;      /* the row's matches: inst[row_start .. + row_n), row_n -1 if unrecorded */
+	int phrase_size[FTS_MAX_PHRASES]; /* tokens of each phrase, from the last row scored */
+} match_record;
+
+/* Frees the record's arena. Accepts NULL. */
+void match_record_free(match_record *r);
+
+/* Registers atlas_rank on db (whose FTS5 module must be loaded); rec must outlive the connection.
+ * Returns 0 or -1. */
+int fts_functions_register(sqlite3 *db, match_record *rec);
 
 #endif

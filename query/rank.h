@@ -26,12 +26,14 @@
 #define RANK_BM25_K1 1.2
 #define RANK_BM25_B 0.75
 
-/* Best-matching sections (query/fts_functions.c: atlas_section): each matched phrase counts its
+/* Best-matching sections (query/search.c: fill_sections): each matched phrase counts its
  * IDF, times RANK_SEC_HEADING when it is in the heading, plus RANK_SEC_REPEAT of it for each of up
  * to RANK_SEC_REPEATS matches in the body. */
 #define RANK_SEC_HEADING 3.0
 #define RANK_SEC_REPEAT 0.25
 #define RANK_SEC_REPEATS 4
+/* Sections of a hit whose text is read, best first: for its snippet and up to 3 shown sections. */
+#define SECTION_KEEP 4
 
 #define RANK_COVERAGE_FLOOR 0.15
 #define RANK_TITLE_WORDS 0.8
@@ -50,12 +52,15 @@
 #define PREFIX_EXPANSIONS 4
 #define RANK_PREFIX_ONLY 0.7
 
-/* Bounds on the work of one query: candidates scored from each MATCH; at least this many
- * candidates wanted before a broader pass is skipped; and how many pages the rarest content word
- * may be on before retrieval starts with the important fields only. */
-#define RANK_CANDIDATES 2000
+/* Bounds on the work of one query: at least this many candidates wanted before a broader pass is
+ * skipped; how many pages the rarest content word may be on before retrieval starts with the
+ * important fields only; how many rows the any-word expression may be expected to match for it to
+ * run alone, without the all-words pass first; and how many matches (for sections and snippets)
+ * the candidate pass keeps, the hits of rows past it being looked up again one by one. */
 #define RANK_MIN_CANDIDATES 50
 #define RANK_BROAD_DF 1500
+#define RANK_SINGLE_PASS_ROWS 2000
+#define RANK_RECORD_MAX (1 << 18)
 
 /* Typo tolerance: edits allowed by word length (Damerau, optimal string alignment). */
 #define TYPO_MIN_LEN 5         /* no correction below this length */

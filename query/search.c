@@ -10,6 +10,7 @@
 #include "engine_internal.h"
 #include "parse.h"
 #include "rank.h"
+#include "spans.h"
 #include "stopwords.h"
 
 #define MAX_TERMS 32
@@ -42,6 +43,7 @@ typedef struct plan {
 	strbuf idfs;             /* IDF per phrase of the expressions, comma-separated */
 	int phrase_term[MAX_PHRASES + 1];  /* relaxed expression: phrase index -> term */
 	int est_df;              /* pages the rarest content word is on: the work of step 1 */
+	int est_any;             /* at most this many pages hold any content word: the work of step 2 */
 	bool partial;            /* retrieval stopped at the important fields */
 	int nphrases;
 	bool corrected;
@@ -427,8 +429,11 @@ static void build_expressions(plan *pl)
 ** Retrieval and ranking.
 */
 
-static int run_match(atlas_engine *e, const char *expr, const char *idfs, bool strict, int *rows,
-		     atlas_error *err)
+/* Runs one MATCH expression over the fts table, scoring every row (atlas_rank) and keeping what
+ * it matched; fields_only says the expression reads some columns only, so that the matches kept
+ * are not all of the page's. Adds to *rows the rows seen. Returns 0 or ATLAS_ESQL. */
+static int run_match(atlas_engine *e, const char *expr, const char *idfs, bool strict, bool fields_only,
+		     int *rows, atlas_error *err)
 {
 	sqlite3_stmt *st = e->st_match;
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
@@ -444,11 +449,16 @@ static int run_match(atlas_engine *e, const char *expr, const char *idfs, bool s
 		if (e->mark[d] != e->generation) {
 			e->mark[d] = e->generation;
 			memset(c, 0, sizeof(*c));
+			c->inst_n = -1;
 		}
 		double b = sqlite3_column_double(st, 1);
 		/* the all-words and any-word expressions number their phrases alike */
 		c->strict |= strict;
-		c->phrases |= sqlite3_column_int64(st, 2);
+		c->phrases |= e->rec.row_phrases;
+		if (!fields_only && e->rec.row_n >= 0) {
+			c->inst_start = e->rec.row_start;
+			c->inst_n = e->rec.row_n;
+		}
 		if (b > c->bm25)
 			c->bm25 = b;
 	}
@@ -530,6 +540,7 @@ static void term_weights(atlas_engine *e, plan *pl)
 		t->idf = log(1.0 + (double)e->ndocs / (df + 1.0));
 		if (!pl->est_df || df < pl->est_df)
 			pl->est_df = df ? df : 1;
+		int any_df = 0;
 		for (int k = 0; k < t->nalts; k++) {
 			/* the alternative's own rarity: its least frequent word */
 			const char *a = t->alts[k] + 1;
@@ -546,10 +557,12 @@ static void term_weights(atlas_engine *e, plan *pl)
 					adf = wdf;
 				at += n + 1;
 			}
+			any_df += adf;
 			double aidf = adf ? log(1.0 + (double)e->ndocs / (adf + 1.0)) : t->idf;
 			t->alt_idf[k] = (k >= t->prefix_from ? RANK_PREFIX_ONLY : 1.0) * aidf;
 			strbuf_printf(&pl->idfs, "%s%.4f", pl->idfs.len ? "," : "", t->alt_idf[k]);
 		}
+		pl->est_any += any_df < e->ndocs ? any_df : e->ndocs;
 		add_title_pat(e, t, w, false);
 		if (t->prefix)
 			add_title_pat(e, t, t->word, true);
@@ -663,114 +676,319 @@ void html_highlight(strbuf *out, const char *s, size_t n)
 	strbuf_append_html(out, s + run, n - run);
 }
 
-static char *highlighted(const unsigned char *s)
+/* A match inside one section: the token index in the section's heading or body part (see the
+ * sections table in common/schema.c) and the phrase. */
+typedef struct sec_match {
+	int idx;
+	int phrase;
+} sec_match;
+
+static int cmp_sec_match(const void *a, const void *b)
 {
-	strbuf sb = STRBUF_INIT;
-	const char *t = s ? (const char *)s : "";
-	html_highlight(&sb, t, strlen(t));
-	return strbuf_detach(&sb);
+	const sec_match *x = a, *y = b;
+	return x->idx != y->idx ? (x->idx > y->idx) - (x->idx < y->idx) : (x->phrase > y->phrase) - (x->phrase < y->phrase);
 }
 
-/* Best-matching sections of every hit on the page, one short FTS5 query per hit over the
- * hit's own sections (a rowid range), text work only for the sections likely to be shown. The
- * hit's snippet is its best section's; a hit that matched no section shows its description. */
+/* Where a match at position off of fts column col of page d falls: the section (its index in
+ * e->sections), whether in the heading part, and the token index in that part. Returns false for
+ * the keywords column and for positions no section holds. */
+static bool locate(const atlas_engine *e, const atlas_doc *d, int col, int off, int *sec, bool *head,
+		   int *idx)
+{
+	int first = d->first_section - 1, last = d->last_section - 1;
+	const section_info *lead = &e->sections[first];
+	if (col == 0 || col == 3) {
+		/* the title is the lead's heading; the description starts the lead's body */
+		*sec = first;
+		*head = col == 0;
+		*idx = off;
+		return off >= 0 && off < (col == 0 ? lead->nhead : lead->nlead);
+	}
+	if (col != 2 && col != 4)
+		return false;
+	/* the last section starting at or before off, in the column's order */
+	int lo = col == 2 ? first + 1 : first, hi = last;
+	if (lo > hi)
+		return false;
+	while (lo < hi) {
+		int mid = (lo + hi + 1) / 2;
+		int pos = col == 2 ? e->sections[mid].head_pos : e->sections[mid].body_pos;
+		if (pos <= off)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	const section_info *x = &e->sections[lo];
+	int from = col == 2 ? x->head_pos : x->body_pos, n = col == 2 ? x->nhead : x->nbody;
+	if (off < from || off >= from + n)
+		return false;
+	*sec = lo;
+	*head = col == 2;
+	*idx = col == 2 ? off - from : x->nlead + off - from;
+	return true;
+}
+
+/* Appends to sb, as HTML, the part of text covered by tokens sp[0..nsp) with the matches m[0..nm)
+ * (sorted by token) in <mark>: when whole, all of the text (up to width tokens); else the window of
+ * width tokens holding the most distinct phrases, from two tokens before its first match, with "…"
+ * where the text is cut. Returns false, writing nothing, when there is nothing to show or the spans
+ * do not fit the text. */
+static bool render_snippet(strbuf *sb, const char *text, int ntext, const atlas_span *sp, int nsp,
+			   const sec_match *m, int nm, const match_record *rec, int width, bool whole)
+{
+	if (nsp <= 0)
+		return false;
+	int from = 0, best = -1;
+	for (int i = 0; i < nm && !whole; i++) {
+		int f = m[i].idx > 2 ? m[i].idx - 2 : 0;
+		sqlite3_int64 seen = 0;
+		int score = 0;
+		for (int k = 0; k < nm; k++) {
+			if (m[k].idx < f)
+				continue;
+			if (m[k].idx >= f + width)
+				break;
+			sqlite3_int64 bit = (sqlite3_int64)1 << (m[k].phrase % 63);
+			if (!(seen & bit)) {
+				seen |= bit;
+				score++;
+			}
+		}
+		if (score > best) {
+			best = score;
+			from = f;
+		}
+	}
+	int to = from + width < nsp ? from + width : nsp;
+	if (from >= to)
+		return false;
+	unsigned char hit[64] = { 0 };
+	for (int i = 0; i < nm; i++) {
+		int size = m[i].phrase < FTS_MAX_PHRASES ? rec->phrase_size[m[i].phrase] : 1;
+		for (int j = 0; j < (size > 0 ? size : 1); j++) {
+			int k = m[i].idx + j - from;
+			if (k >= 0 && k < to - from && (j == 0 || !hit[k]))
+				hit[k] = j == 0 ? 1 : 2;
+		}
+	}
+	for (int k = from; k < to; k++)
+		if (sp[k].start < 0 || sp[k].end > ntext || sp[k].start > sp[k].end ||
+		    (k > from && sp[k].start < sp[k - 1].start))
+			return false;
+	int cursor = whole ? 0 : sp[from].start;
+	if (from > 0)
+		strbuf_puts(sb, "…");
+	for (int k = 0; k < to - from; k++) {
+		const atlas_span *s = &sp[from + k];
+		if ((hit[k] == 1 || (hit[k] == 2 && (k == 0 || !hit[k - 1]))) && s->start >= cursor) {
+			strbuf_append_html(sb, text + cursor, (size_t)(s->start - cursor));
+			strbuf_puts(sb, "<mark>");
+			cursor = s->start;
+		}
+		if (hit[k] && (k + 1 == to - from || hit[k + 1] != 2) && s->end >= cursor) {
+			strbuf_append_html(sb, text + cursor, (size_t)(s->end - cursor));
+			strbuf_puts(sb, "</mark>");
+			cursor = s->end;
+		}
+	}
+	int stop = whole && to == nsp ? ntext : sp[to - 1].end;
+	if (stop > cursor)
+		strbuf_append_html(sb, text + cursor, (size_t)(stop - cursor));
+	if (to < nsp)
+		strbuf_puts(sb, "…");
+	return true;
+}
+
+/* Makes sure the matches of page d are in the match record: the candidate pass keeps them unless
+ * the record was full or the pass read only some fields; then one query on that page alone. */
+static void ensure_recorded(atlas_engine *e, int d, const plan *pl)
+{
+	candidate *c = &e->cand[d];
+	if (c->inst_n >= 0)
+		return;
+	c->inst_n = 0;
+	int limit = e->rec.limit;
+	e->rec.limit = e->rec.ninst + RANK_RECORD_MAX; /* one page always fits */
+	sqlite3_stmt *st = e->st_record;
+	sqlite3_bind_text(st, 1, strbuf_str(&pl->relaxed), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, strbuf_str(&pl->idfs), -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 3, e->docs[d].id);
+	if (sqlite3_step(st) == SQLITE_ROW && e->rec.row_n >= 0) {
+		c->inst_start = e->rec.row_start;
+		c->inst_n = e->rec.row_n;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	e->rec.limit = limit;
+}
+
+typedef struct sec_score {
+	int sec;
+	double score;
+} sec_score;
+
+static int cmp_sec_score(const void *a, const void *b)
+{
+	const sec_score *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	return (x->sec > y->sec) - (x->sec < y->sec);
+}
+
+/* Best-matching sections of every hit on the page, from the matches the candidate pass recorded:
+ * each section scored by the phrases it holds (the phrase's IDF, RANK_SEC_HEADING times in the
+ * heading, RANK_SEC_REPEAT more for each of up to RANK_SEC_REPEATS repeats in the body), text read
+ * and highlighted only for the best SECTION_KEEP. The hit's snippet is the first of those with a
+ * match in its body; a hit that has none shows its description. */
 static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const plan *pl)
 {
-	strbuf expr = STRBUF_INIT, weights = STRBUF_INIT;
-	typedef struct {
-		int id;
-		double score;
-		char *heading, *snippet;
-	} sec_row;
-	sqlite3_stmt *st = e->st_sections;
+	double w[FTS_MAX_PHRASES];
+	for (int p = 0; p < FTS_MAX_PHRASES; p++)
+		w[p] = 1.0;
+	for (int i = 0, p = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated || t->stop)
+			continue;
+		for (int k = 0; k < t->nalts && p < FTS_MAX_PHRASES; k++)
+			w[p++] = t->alt_idf[k];
+	}
+	sec_score *scores = NULL;
+	int *head = NULL, *body = NULL, *touched = NULL, cap = 0;
+	sec_match *m = NULL;
+	int mcap = 0;
+	atlas_span *sp = NULL;
+	int spcap = 0;
 	for (int h = 0; h < nhits; h++) {
 		atlas_hit *hit = &hits[h];
 		const atlas_doc *d = &e->docs[hit->doc];
-		sec_row rows[16];
-		int n = 0;
-		e->keep.n = 0;
-		/* only the phrases this page matched: fewer terms for FTS5 to look up per page */
-		strbuf_reset(&expr);
-		strbuf_reset(&weights);
-		sqlite3_int64 mask = e->cand[hit->doc].phrases;
-		for (int i = 0, ph = 0; i < pl->nterms; i++) {
-			const qterm *t = &pl->terms[i];
-			if (t->negated || t->stop)
-				continue;
-			for (int k = 0; k < t->nalts; k++, ph++)
-				if (ph >= MAX_PHRASES || !mask || (mask & ((sqlite3_int64)1 << ph))) {
-					strbuf_printf(&expr, "%s%s", expr.len ? " OR " : "", t->alts[k]);
-					strbuf_printf(&weights, "%s%.4f", weights.len ? "," : "", t->alt_idf[k]);
-				}
-		}
-		if (!expr.len) {
-			strbuf_append_html(&expr, "", 0);
-			goto no_sections;
-		}
-		sqlite3_bind_text(st, 1, strbuf_str(&expr), -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, strbuf_str(&weights), -1, SQLITE_STATIC);
-		sqlite3_bind_int(st, 3, d->first_section);
-		sqlite3_bind_int(st, 4, d->last_section);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			const char *v = (const char *)sqlite3_column_text(st, 1);
-			if (!v)
-				continue;
-			const char *h1 = strchr(v, '\x1f');
-			const char *h2 = h1 ? strchr(h1 + 1, '\x1f') : NULL;
-			if (!h2)
-				continue;
-			if (n == 16) {
-				/* more rows than slots: drop the weakest */
-				int worst = 0;
-				for (int k = 1; k < n; k++)
-					if (rows[k].score < rows[worst].score)
-						worst = k;
-				free(rows[worst].heading);
-				free(rows[worst].snippet);
-				rows[worst] = rows[--n];
+		ensure_recorded(e, hit->doc, pl);
+		const candidate *c = &e->cand[hit->doc];
+		int first = d->first_section - 1, ns = d->last_section - d->first_section + 1;
+		if (ns > cap) {
+			cap = ns;
+			sec_score *s2 = realloc(scores, (size_t)cap * sizeof(*s2));
+			int *h2 = realloc(head, (size_t)cap * sizeof(int));
+			int *b2 = realloc(body, (size_t)cap * sizeof(int));
+			int *t2 = realloc(touched, (size_t)cap * sizeof(int));
+			scores = s2 ? s2 : scores;
+			head = h2 ? h2 : head;
+			body = b2 ? b2 : body;
+			touched = t2 ? t2 : touched;
+			if (!s2 || !h2 || !b2 || !t2) {
+				cap = 0;
+				goto describe;
 			}
-			sec_row *r = &rows[n++];
-			r->id = sqlite3_column_int(st, 0);
-			r->score = strtod(v, NULL);
-			r->heading = strndup(h1 + 1, (size_t)(h2 - h1 - 1));
-			r->snippet = strdup(h2 + 1);
 		}
-		sqlite3_reset(st);
-		/* best first; ties by position in the page */
-		for (int a = 0; a < n; a++)
-			for (int b = a + 1; b < n; b++)
-				if (rows[b].score > rows[a].score || (rows[b].score == rows[a].score && rows[b].id < rows[a].id)) {
-					sec_row t = rows[a];
-					rows[a] = rows[b];
-					rows[b] = t;
-				}
-		for (int k = 0; k < n; k++) {
-			sec_row *r = &rows[k];
-			if (k < SECTION_KEEP && !hit->snippet && r->snippet && strchr(r->snippet, '\1'))
-				hit->snippet = highlighted((const unsigned char *)r->snippet);
-			sqlite3_stmt *meta = e->st_section_meta;
-			sqlite3_bind_int(meta, 1, r->id);
-			if (k < SECTION_KEEP && hit->nsections < 3 && sqlite3_step(meta) == SQLITE_ROW &&
-			    sqlite3_column_int(meta, 0) > 0) {
-				atlas_section_hit *sec = &hit->sections[hit->nsections++];
-				sec->heading = highlighted((const unsigned char *)r->heading);
-				sec->anchor = strdup((const char *)sqlite3_column_text(meta, 1));
-				sec->snippet = highlighted((const unsigned char *)r->snippet);
+		for (int s = 0; s < ns; s++) {
+			scores[s] = (sec_score){ s, 0.0 };
+			head[s] = body[s] = 0;
+		}
+		/* the record holds a row's matches phrase after phrase */
+		const fts_inst *in = e->rec.inst + c->inst_start;
+		for (int i = 0; i < c->inst_n;) {
+			int phrase = in[i].phrase, ntouched = 0;
+			for (; i < c->inst_n && in[i].phrase == phrase; i++) {
+				int sec, idx;
+				bool hd;
+				if (!locate(e, d, in[i].col, in[i].off, &sec, &hd, &idx))
+					continue;
+				sec -= first;
+				if (!head[sec] && !body[sec])
+					touched[ntouched++] = sec;
+				if (hd)
+					head[sec] = 1;
+				else
+					body[sec]++;
 			}
-			sqlite3_reset(meta);
-			free(r->heading);
-			free(r->snippet);
+			double wp = phrase < FTS_MAX_PHRASES ? w[phrase] : 1.0;
+			for (int k = 0; k < ntouched; k++) {
+				int s = touched[k];
+				int reps = body[s] > RANK_SEC_REPEATS ? RANK_SEC_REPEATS : body[s];
+				scores[s].score += wp * (head[s] ? RANK_SEC_HEADING : 1.0) + wp * RANK_SEC_REPEAT * reps;
+				head[s] = body[s] = 0;
+			}
 		}
-	no_sections:
+		qsort(scores, (size_t)ns, sizeof(*scores), cmp_sec_score);
+		for (int k = 0; k < SECTION_KEEP && k < ns && scores[k].score > 0; k++) {
+			int sec = first + scores[k].sec;
+			const section_info *x = &e->sections[sec];
+			if (hit->snippet && (x->level == 0 || hit->nsections == 3))
+				continue; /* nothing more this section could give */
+			/* its matches, by part and token */
+			int nm = 0;
+			for (int i = 0; i < c->inst_n; i++) {
+				int s2, idx;
+				bool hd;
+				if (!locate(e, d, in[i].col, in[i].off, &s2, &hd, &idx) || s2 != sec)
+					continue;
+				if (nm == mcap) {
+					int nc = mcap ? mcap * 2 : 256;
+					sec_match *m2 = realloc(m, (size_t)nc * sizeof(*m2));
+					if (!m2)
+						break;
+					m = m2;
+					mcap = nc;
+				}
+				/* heading matches first: their indexes are below every body index */
+				m[nm++] = (sec_match){ hd ? idx - x->nhead : idx, in[i].phrase };
+			}
+			qsort(m, (size_t)nm, sizeof(*m), cmp_sec_match);
+			int nbody_m = 0;
+			while (nbody_m < nm && m[nm - 1 - nbody_m].idx >= 0)
+				nbody_m++;
+			for (int i = 0; i < nm - nbody_m; i++)
+				m[i].idx += x->nhead;
+			int nsp = x->nhead + x->nlead + x->nbody;
+			if (nsp > spcap) {
+				atlas_span *s2 = realloc(sp, (size_t)nsp * sizeof(*s2));
+				if (!s2)
+					continue;
+				sp = s2;
+				spcap = nsp;
+			}
+			sqlite3_stmt *st = e->st_section_text;
+			sqlite3_bind_int(st, 1, sec + 1);
+			if (sqlite3_step(st) == SQLITE_ROW) {
+				const char *heading = (const char *)sqlite3_column_text(st, 0);
+				const char *anchor = (const char *)sqlite3_column_text(st, 1);
+				const char *text = (const char *)sqlite3_column_text(st, 2);
+				int nheading = sqlite3_column_bytes(st, 0), ntext = sqlite3_column_bytes(st, 2);
+				const unsigned char *blob = sqlite3_column_blob(st, 3);
+				int parts[2] = { x->nhead, x->nlead + x->nbody };
+				int got = atlas_spans_decode(sp, nsp, blob, sqlite3_column_bytes(st, 3), parts, 2);
+				strbuf sn = STRBUF_INIT;
+				bool has_snippet = got == nsp && heading && text && anchor &&
+						   render_snippet(&sn, text, ntext, sp + x->nhead, x->nlead + x->nbody,
+								  m + (nm - nbody_m), nbody_m, &e->rec, 16, false);
+				if (has_snippet && nbody_m && !hit->snippet)
+					hit->snippet = strdup(strbuf_str(&sn));
+				if (has_snippet && x->level > 0 && hit->nsections < 3) {
+					strbuf hb = STRBUF_INIT;
+					if (!render_snippet(&hb, heading, nheading, sp, x->nhead, m, nm - nbody_m, &e->rec,
+							    64, true))
+						strbuf_append_html(&hb, heading, (size_t)nheading);
+					atlas_section_hit *out = &hit->sections[hit->nsections++];
+					out->heading = strbuf_detach(&hb);
+					out->anchor = strdup(anchor);
+					out->snippet = strbuf_detach(&sn);
+				}
+				strbuf_free(&sn);
+			}
+			sqlite3_reset(st);
+		}
+	describe:
 		if (!hit->snippet) {
 			strbuf sb = STRBUF_INIT;
 			strbuf_append_html(&sb, d->description, strlen(d->description));
 			hit->snippet = strbuf_detach(&sb);
 		}
 	}
-	sqlite3_clear_bindings(st);
-	strbuf_free(&expr);
-	strbuf_free(&weights);
+	free(scores);
+	free(head);
+	free(body);
+	free(touched);
+	free(m);
+	free(sp);
 }
 
 static void fill_explain(atlas_engine *e, atlas_hit *h, const plan *pl, const candidate *c,
@@ -893,7 +1111,10 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	bool broad = pl.est_df > RANK_BROAD_DF;
 	strbuf expr = STRBUF_INIT;
 	const char *passes[2] = { strbuf_str(&pl.strict), strbuf_str(&pl.relaxed) };
-	for (int pass = pl.npositive > 1 ? 0 : 1; pass < 2 && found < want; pass++) {
+	/* the all-words pass only when the any-word pass alone could be large */
+	bool all_first = pl.npositive > 1 && pl.est_any > RANK_SINGLE_PASS_ROWS;
+	e->rec.ninst = 0;
+	for (int pass = all_first ? 0 : 1; pass < 2 && found < want; pass++) {
 		for (int fields = broad ? 0 : 1; fields < 2 && found < want; fields++) {
 			strbuf_reset(&expr);
 			if (fields == 0)
@@ -901,7 +1122,8 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 			else
 				strbuf_puts(&expr, passes[pass]);
 			nrows = 0;
-			if ((rc = run_match(e, strbuf_str(&expr), strbuf_str(&pl.idfs), pass == 0, &nrows, err))) {
+			if ((rc = run_match(e, strbuf_str(&expr), strbuf_str(&pl.idfs), pass == 0, fields == 0,
+					    &nrows, err))) {
 				strbuf_free(&expr);
 				goto out;
 			}

@@ -8,7 +8,7 @@
    - an --out that cannot be renamed over (a directory) fails with exit 1 and leaves no temp file;
    - leftovers of killed builds: .out.db.tmp.<dead pid> (and its -journal) are removed by the next
      good build, .out.db.tmp.<live pid> (a build still running) is kept; the good build replaces
-     out.db (new sha256 and build_id) and meta.schema_version is '1'.
+     out.db (new sha256 and build_id) and meta.schema_version is ATLAS_SCHEMA_VERSION (common/schema.h).
 2. kill -9 during builds of the real corpus: with a fixed seed, 20 builds are killed at random
    moments within the measured build time; after each one the live index still opens, passes
    PRAGMA quick_check, is byte-for-byte the old one and has the old build_id, and a reader that
@@ -20,11 +20,16 @@ import argparse
 import hashlib
 import os
 import random
+import re
 import shutil
 import sqlite3
 import subprocess
 import sys
 import tempfile
+
+# the schema version this build writes, from the header that defines it
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'common', 'schema.h')) as f:
+    SCHEMA_VERSION = re.search(r'#define ATLAS_SCHEMA_VERSION (\d+)', f.read()).group(1)
 import time
 
 failures = []
@@ -130,7 +135,8 @@ def failed_builds(indexer, mini, work):
     check(sha256(out) != sha0, 'out.db is replaced (new sha256)')
     m = meta(out)
     check(m.get('build_id') not in (None, id0), f'with a new build_id ({id0} -> {m.get("build_id")})')
-    check(m.get('schema_version') == '1', f"meta schema_version is '1' (got {m.get('schema_version')!r})")
+    check(m.get('schema_version') == SCHEMA_VERSION,
+          f"meta schema_version is '{SCHEMA_VERSION}' (got {m.get('schema_version')!r})")
     check(quick_check(out) == 'ok', 'the new index passes PRAGMA quick_check')
 
 
@@ -194,7 +200,7 @@ def killed_builds(indexer, real, work, kills, seed):
     check(temps(live_dir, 'atlas.db') == [], f'no temporary file remains: {temps(live_dir, "atlas.db")}')
     check(os.listdir(live_dir) == ['atlas.db'], f'the directory holds only atlas.db: {os.listdir(live_dir)}')
     m = meta(live)
-    check(quick_check(live) == 'ok' and m.get('schema_version') == '1' and m.get('pages') == m0.get('pages'),
+    check(quick_check(live) == 'ok' and m.get('schema_version') == SCHEMA_VERSION and m.get('pages') == m0.get('pages'),
           f'the final index is complete ({m.get("pages")} pages, build_id {m.get("build_id")})')
 
 

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""The sections' token counts and spans agree with the fts table, for every page of an index.
+
+For each page: the lead section's heading tokens are the title column's size, its lead tokens the
+description column's, the other sections' heading tokens add up to the headings column's and all
+body tokens to the body column's (sizes from fts_docsize). Each section's spans blob decodes to
+exactly heading_tokens + lead_tokens + body_tokens ranges, in order, inside their text (heading,
+then body), each covering a word. Usage: check_spans.py INDEX
+"""
+import sqlite3
+import sys
+
+FAILS = []
+
+
+def check(ok, what):
+    if not ok:
+        FAILS.append(what)
+
+
+def sqlite_varints(blob):
+    """SQLite's big-endian varints (fts_docsize)."""
+    out, i = [], 0
+    while i < len(blob):
+        v = 0
+        for k in range(9):
+            b = blob[i]
+            i += 1
+            if k == 8:
+                v = (v << 8) | b
+                break
+            v = (v << 7) | (b & 0x7f)
+            if not b & 0x80:
+                break
+        out.append(v)
+    return out
+
+
+def spans(blob, parts):
+    """common/spans.c: per token a zigzag gap from the previous end and a length, little-endian
+    7-bit varints; each part's first token is relative to 0."""
+    vals, i = [], 0
+    while i < len(blob):
+        v, shift = 0, 0
+        while True:
+            b = blob[i]
+            i += 1
+            v |= (b & 0x7f) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        vals.append(v)
+    if len(vals) % 2:
+        raise ValueError('odd number of varints')
+    out, prev, k, part, in_part = [], 0, 0, 0, 0
+    while k < len(vals):
+        while part < len(parts) and in_part == parts[part]:
+            part, in_part, prev = part + 1, 0, 0
+        zz, length = vals[k], vals[k + 1]
+        gap = -((zz + 1) >> 1) if zz & 1 else zz >> 1
+        start = prev + gap
+        out.append((start, start + length))
+        prev = start + length
+        k += 2
+        in_part += 1
+    return out
+
+
+def main():
+    db = sqlite3.connect(sys.argv[1])
+    sizes = {rid: sqlite_varints(sz) for rid, sz in db.execute('SELECT id, sz FROM fts_docsize')}
+    pages = db.execute('SELECT id, path FROM docs ORDER BY id').fetchall()
+    nsec = 0
+    for doc_id, path in pages:
+        rows = db.execute('SELECT ord, heading, body, heading_tokens, lead_tokens, body_tokens, spans'
+                          ' FROM sections WHERE doc_id = ? ORDER BY id', (doc_id,)).fetchall()
+        sz = sizes.get(doc_id)
+        check(sz is not None and len(sz) == 5, f'{path}: fts_docsize has 5 column sizes')
+        if not rows or sz is None:
+            check(False, f'{path}: has sections')
+            continue
+        check([r[0] for r in rows] == list(range(len(rows))), f'{path}: sections numbered 0..n-1')
+        check(rows[0][3] == sz[0], f'{path}: title tokens {rows[0][3]} = title column {sz[0]}')
+        check(rows[0][4] == sz[3], f'{path}: lead tokens {rows[0][4]} = description column {sz[3]}')
+        check(sum(r[3] for r in rows[1:]) == sz[2],
+              f'{path}: heading tokens {sum(r[3] for r in rows[1:])} = headings column {sz[2]}')
+        check(sum(r[5] for r in rows) == sz[4], f'{path}: body tokens {sum(r[5] for r in rows)} = body column {sz[4]}')
+        for ord_, heading, body, nh, nl, nb, blob in rows:
+            nsec += 1
+            where = f'{path} section {ord_}'
+            check(all(r[4] == 0 for r in rows[1:]), f'{where}: only the lead section has lead tokens')
+            try:
+                sp = spans(blob, [nh, nl + nb])
+            except (ValueError, IndexError) as e:
+                check(False, f'{where}: spans do not decode ({e})')
+                continue
+            check(len(sp) == nh + nl + nb, f'{where}: {len(sp)} spans for {nh + nl + nb} tokens')
+            for part, text, lo, hi in (('heading', heading, 0, nh), ('body', body, nh, nh + nl + nb)):
+                b = text.encode()
+                last = -1
+                for s, e in sp[lo:hi]:
+                    word = b[s:e].decode('utf-8', 'replace')
+                    if not (0 <= s < e <= len(b) and s >= last and any(ch.isalnum() for ch in word)):
+                        check(False, f'{where}: {part} span [{s}, {e}) is not a word in order ({word!r})')
+                        break
+                    last = s
+    print(f'{len(pages)} pages, {nsec} sections checked, {len(FAILS)} problems')
+    for f in FAILS[:20]:
+        print('  ' + f)
+    return 1 if FAILS else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -192,6 +192,46 @@ static int load_sections(atlas_engine *e, atlas_error *err)
 	return rc;
 }
 
+/* Reads the token count of every fts column of every page (fts_docsize: per row, one SQLite
+ * varint per column), so that ranking needs no lookup per row. A page whose sizes are missing or
+ * malformed is left to FTS5 to answer. Returns 0 or ATLAS_ENOMEM. */
+static int load_col_sizes(atlas_engine *e, atlas_error *err)
+{
+	e->col_sizes = calloc((size_t)(e->ndocs ? e->ndocs : 1) * FTS_NCOLS, sizeof(int));
+	if (!e->col_sizes)
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading column sizes");
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(e->db, "SELECT id, sz FROM fts_docsize", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	int complete = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		sqlite3_int64 id = sqlite3_column_int64(st, 0);
+		const unsigned char *p = sqlite3_column_blob(st, 1), *end = p + sqlite3_column_bytes(st, 1);
+		if (id < 1 || id > e->ndocs || !p)
+			continue;
+		int v[FTS_NCOLS], c = 0;
+		while (c < FTS_NCOLS && p < end) {
+			unsigned x = 0;
+			int k = 0;
+			do
+				x = (x << 7) | (*p & 0x7f);
+			while ((*p++ & 0x80) && p < end && ++k < 4);
+			v[c++] = (int)(x & 0x7fffffff);
+		}
+		if (c == FTS_NCOLS) {
+			memcpy(e->col_sizes + (id - 1) * FTS_NCOLS, v, sizeof(v));
+			complete++;
+		}
+	}
+	sqlite3_finalize(st);
+	/* all or nothing: a page without its sizes would rank as if empty */
+	if (complete == e->ndocs) {
+		e->rec.sizes = e->col_sizes;
+		e->rec.nrows = e->ndocs;
+	}
+	return 0;
+}
+
 static int cmp_title_word(const void *a, const void *b)
 {
 	const title_word *x = a, *y = b;
@@ -233,6 +273,18 @@ static int index_titles(atlas_engine *e, atlas_error *err)
 	return 0;
 }
 
+unsigned long long letter_set(const char *w, int n)
+{
+	unsigned long long once = 0, twice = 0;
+	for (int i = 0; i < n; i++)
+		if (w[i] >= 'a' && w[i] <= 'z') {
+			unsigned long long bit = 1ull << (w[i] - 'a');
+			twice |= once & bit;
+			once |= bit;
+		}
+	return once | twice << 26;
+}
+
 static int load_vocab(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -264,7 +316,8 @@ static int load_vocab(atlas_engine *e, atlas_error *err)
 		strmap_put(&e->vocab_index, e->vocab[i].term, (size_t)e->vocab[i].len, i, NULL);
 	/* words of letters only, grouped by length, for spelling correction */
 	e->by_len = malloc((size_t)(e->nvocab ? e->nvocab : 1) * sizeof(int));
-	if (!e->by_len)
+	e->by_len_letters = malloc((size_t)(e->nvocab ? e->nvocab : 1) * sizeof(*e->by_len_letters));
+	if (!e->by_len || !e->by_len_letters)
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading vocabulary");
 	int count[VOCAB_MAX_LEN + 2] = { 0 };
 	for (int i = 0; i < e->nvocab; i++)
@@ -276,8 +329,11 @@ static int load_vocab(atlas_engine *e, atlas_error *err)
 	int fill[VOCAB_MAX_LEN + 1];
 	memcpy(fill, e->by_len_start, sizeof(fill));
 	for (int i = 0; i < e->nvocab; i++)
-		if (e->vocab[i].alpha && e->vocab[i].len <= VOCAB_MAX_LEN)
-			e->by_len[fill[e->vocab[i].len]++] = i;
+		if (e->vocab[i].alpha && e->vocab[i].len <= VOCAB_MAX_LEN) {
+			int j = fill[e->vocab[i].len]++;
+			e->by_len[j] = i;
+			e->by_len_letters[j] = letter_set(e->vocab[i].term, e->vocab[i].len);
+		}
 	return 0;
 }
 
@@ -542,7 +598,7 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 		goto fail;
 	}
 	if ((rc = load_meta(e, err)) || (rc = load_docs(e, err)) || (rc = index_titles(e, err)) ||
-	    (rc = load_sections(e, err)) || (rc = load_vocab(e, err)) ||
+	    (rc = load_sections(e, err)) || (rc = load_col_sizes(e, err)) || (rc = load_vocab(e, err)) ||
 	    (rc = load_synonyms(e, err)) || (rc = prepare_all(e, err)))
 		goto fail;
 	e->mark = calloc((size_t)e->ndocs + 1, sizeof(*e->mark));
@@ -596,6 +652,7 @@ void atlas_engine_free(atlas_engine *e)
 		free(e->vocab[i].term);
 	free(e->vocab);
 	free(e->by_len);
+	free(e->by_len_letters);
 	for (int i = 0; i < e->nsyn; i++)
 		free(e->syn[i].text);
 	free(e->syn);
@@ -610,6 +667,7 @@ void atlas_engine_free(atlas_engine *e)
 	free(e->mark);
 	free(e->cand);
 	free(e->sections);
+	free(e->col_sizes);
 	match_record_free(&e->rec);
 	free(e);
 }

@@ -68,6 +68,7 @@ struct atlas_engine {
 #define VOCAB_MAX_LEN 40
 	int *by_len;            /* indexes of letters-only vocabulary words, grouped by length */
 	int by_len_start[VOCAB_MAX_LEN + 2]; /* by_len[by_len_start[l] .. by_len_start[l+1]) have length l */
+	unsigned long long *by_len_letters; /* letter_set of each word of by_len, in its order */
 	syn_term *syn;
 	int nsyn;
 	strmap syn_index;       /* folded words of a term -> syn index */
@@ -79,6 +80,7 @@ struct atlas_engine {
 	section_info *sections; /* sections[id - 1] */
 	int nsections;
 	match_record rec;       /* atlas_rank's matches of the current query */
+	int *col_sizes;         /* tokens per fts column of every page, for atlas_rank */
 	/* per-query scratch, sized ndocs */
 	unsigned *mark;
 	unsigned generation;
@@ -87,6 +89,10 @@ struct atlas_engine {
 
 /* Folded surface words (or stems) of text, space-separated, appended to out. */
 void engine_normalize(atlas_engine *e, strbuf *out, const char *text, bool stem);
+/* The letters a..z of w[0..n) as a set of bits: one per letter present, one more per letter present
+ * twice or more. One edit changes the count of at most two letters by one, flipping at most two
+ * bits, so words d edits apart differ in at most 2d bits. */
+unsigned long long letter_set(const char *w, int n);
 /* Document frequency of a folded surface word, 0 when unknown. */
 int vocab_df(const atlas_engine *e, const char *w, size_t n);
 /* Appends s[0..n) HTML-escaped, turning the \1 and \2 highlight markers into <mark> and </mark>. */

@@ -88,12 +88,16 @@ static void aux_rank(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3_cont
 			return;
 		}
 	}
-	int len[FTS_NCOLS];
-	for (int c = 0; c < FTS_NCOLS; c++) {
-		len[c] = 0;
-		api->xColumnSize(ctx, c, &len[c]);
-	}
 	match_record *rec = api->xUserData(ctx);
+	int len[FTS_NCOLS];
+	sqlite3_int64 rowid = api->xRowid(ctx);
+	if (rec->sizes && rowid >= 1 && rowid <= rec->nrows)
+		memcpy(len, rec->sizes + (rowid - 1) * FTS_NCOLS, sizeof(len));
+	else
+		for (int c = 0; c < FTS_NCOLS; c++) {
+			len[c] = 0;
+			api->xColumnSize(ctx, c, &len[c]);
+		}
 	int nphrase = api->xPhraseCount(ctx);
 	double score = 0;
 	rec->row_phrases = 0;

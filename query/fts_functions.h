@@ -7,6 +7,8 @@
 
 #include <sqlite3.h>
 
+#include "schema.h"
+
 /* Phrases of a MATCH expression scored one by one (with a mask bit each for the first 63). */
 #define FTS_MAX_PHRASES 64
 
@@ -29,6 +31,10 @@ typedef struct match_record {
 	sqlite3_int64 row_phrases; /* bit p: phrase p (< 63) matched the row */
 	int row_start, row_n;      /* the row's matches: inst[row_start .. + row_n), row_n -1 if unrecorded */
 	int phrase_size[FTS_MAX_PHRASES]; /* tokens of each phrase, from the last row scored */
+	/* the tokens of each column of every row, sizes[(rowid - 1) * FTS_NCOLS + col], read once by
+	 * the engine (NULL, or a row past nrows: asked of FTS5) */
+	const int *sizes;
+	int nrows;
 } match_record;
 
 /* Frees the record's arena. Accepts NULL. */

@@ -171,7 +171,10 @@ static const char *correct_word(const atlas_engine *e, const char *w, bool maybe
 	const vocab_entry *best = NULL;
 	int best_d = max + 1;
 	int lo_len = len - max < 0 ? 0 : len - max, hi_len = len + max > VOCAB_MAX_LEN ? VOCAB_MAX_LEN : len + max;
+	unsigned long long letters = letter_set(w, len);
 	for (int j = e->by_len_start[lo_len]; j < e->by_len_start[hi_len + 1]; j++) {
+		if (__builtin_popcountll(letters ^ e->by_len_letters[j]) > 2 * max)
+			continue; /* too many letters in one word only: further than max edits */
 		const vocab_entry *v = &e->vocab[e->by_len[j]];
 		if (v->df <= df)
 			continue;
@@ -683,12 +686,6 @@ typedef struct sec_match {
 	int phrase;
 } sec_match;
 
-static int cmp_sec_match(const void *a, const void *b)
-{
-	const sec_match *x = a, *y = b;
-	return x->idx != y->idx ? (x->idx > y->idx) - (x->idx < y->idx) : (x->phrase > y->phrase) - (x->phrase < y->phrase);
-}
-
 /* Where a match at position off of fts column col of page d falls: the section (its index in
  * e->sections), whether in the heading part, and the token index in that part. Returns false for
  * the keywords column and for positions no section holds. */
@@ -728,17 +725,13 @@ static bool locate(const atlas_engine *e, const atlas_doc *d, int col, int off, 
 	return true;
 }
 
-/* Appends to sb, as HTML, the part of text covered by tokens sp[0..nsp) with the matches m[0..nm)
- * (sorted by token) in <mark>: when whole, all of the text (up to width tokens); else the window of
- * width tokens holding the most distinct phrases, from two tokens before its first match, with "…"
- * where the text is cut. Returns false, writing nothing, when there is nothing to show or the spans
- * do not fit the text. */
-static bool render_snippet(strbuf *sb, const char *text, int ntext, const atlas_span *sp, int nsp,
-			   const sec_match *m, int nm, const match_record *rec, int width, bool whole)
+/* The window of width tokens (of nsp) to show around the matches m[0..nm) (sorted by token): when
+ * whole, from the first token; else the one holding the most distinct phrases, from two tokens
+ * before its first match. Sets [*from, *to). */
+static void snippet_window(const sec_match *m, int nm, int nsp, int width, bool whole, int *from, int *to)
 {
-	if (nsp <= 0)
-		return false;
-	int from = 0, best = -1;
+	int best = -1;
+	*from = 0;
 	for (int i = 0; i < nm && !whole; i++) {
 		int f = m[i].idx > 2 ? m[i].idx - 2 : 0;
 		sqlite3_int64 seen = 0;
@@ -756,11 +749,20 @@ static bool render_snippet(strbuf *sb, const char *text, int ntext, const atlas_
 		}
 		if (score > best) {
 			best = score;
-			from = f;
+			*from = f;
 		}
 	}
-	int to = from + width < nsp ? from + width : nsp;
-	if (from >= to)
+	*to = *from + width < nsp ? *from + width : nsp;
+}
+
+/* Appends to sb, as HTML, the tokens [from, to) of the nsp tokens of text (sp: their spans, valid
+ * from index from on) with the matches m[0..nm) in <mark> and "…" where the text is cut; when whole,
+ * the text around the tokens too. Returns false, writing nothing, when there is nothing to show or
+ * the spans do not fit the text. */
+static bool render_snippet(strbuf *sb, const char *text, int ntext, const atlas_span *sp, int nsp, int from,
+			   int to, const sec_match *m, int nm, const match_record *rec, bool whole)
+{
+	if (from >= to || to > nsp || to - from > 64)
 		return false;
 	unsigned char hit[64] = { 0 };
 	for (int i = 0; i < nm; i++) {
@@ -778,17 +780,22 @@ static bool render_snippet(strbuf *sb, const char *text, int ntext, const atlas_
 	int cursor = whole ? 0 : sp[from].start;
 	if (from > 0)
 		strbuf_puts(sb, "…");
+	bool open = false;
 	for (int k = 0; k < to - from; k++) {
 		const atlas_span *s = &sp[from + k];
-		if ((hit[k] == 1 || (hit[k] == 2 && (k == 0 || !hit[k - 1]))) && s->start >= cursor) {
+		if (!open && (hit[k] == 1 || (hit[k] == 2 && (k == 0 || !hit[k - 1]))) && s->start >= cursor) {
 			strbuf_append_html(sb, text + cursor, (size_t)(s->start - cursor));
 			strbuf_puts(sb, "<mark>");
 			cursor = s->start;
+			open = true;
 		}
-		if (hit[k] && (k + 1 == to - from || hit[k + 1] != 2) && s->end >= cursor) {
-			strbuf_append_html(sb, text + cursor, (size_t)(s->end - cursor));
+		if (open && (k + 1 == to - from || hit[k + 1] != 2)) {
+			if (s->end > cursor) {
+				strbuf_append_html(sb, text + cursor, (size_t)(s->end - cursor));
+				cursor = s->end;
+			}
 			strbuf_puts(sb, "</mark>");
-			cursor = s->end;
+			open = false;
 		}
 	}
 	int stop = whole && to == nsp ? ntext : sp[to - 1].end;
@@ -835,6 +842,104 @@ static int cmp_sec_score(const void *a, const void *b)
 	return (x->sec > y->sec) - (x->sec < y->sec);
 }
 
+/* A recorded match placed in its page: the section (index among the page's sections), the token
+ * index in the section's spans (heading tokens first, then body tokens) and the phrase. */
+typedef struct placed {
+	int sec, idx, phrase;
+} placed;
+
+static int cmp_placed(const void *a, const void *b)
+{
+	const placed *x = a, *y = b;
+	if (x->sec != y->sec)
+		return (x->sec > y->sec) - (x->sec < y->sec);
+	if (x->idx != y->idx)
+		return (x->idx > y->idx) - (x->idx < y->idx);
+	return (x->phrase > y->phrase) - (x->phrase < y->phrase);
+}
+
+/* Per-query scratch of fill_sections, grown as needed. */
+typedef struct sections_scratch {
+	sec_score *scores;
+	int *head, *body, *touched;
+	int cap;
+	placed *pm;
+	int pcap;
+	sec_match *m;
+	int mcap;
+	atlas_span *sp;
+	int spcap;
+} sections_scratch;
+
+/* Grows *buf (of *cap elements of size sz) to hold n. Returns 0, or -1 leaving it as it was. */
+static int grow(void **buf, int *cap, int n, size_t sz)
+{
+	if (n <= *cap)
+		return 0;
+	int c = *cap ? *cap : 64;
+	while (c < n)
+		c *= 2;
+	void *p = realloc(*buf, (size_t)c * sz);
+	if (!p)
+		return -1;
+	*buf = p;
+	*cap = c;
+	return 0;
+}
+
+/* Grows the per-section arrays of x to hold n sections. Returns 0 or -1. */
+static int grow_sections(sections_scratch *x, int n)
+{
+	if (n <= x->cap)
+		return 0;
+	sec_score *s = realloc(x->scores, (size_t)n * sizeof(*s));
+	if (s)
+		x->scores = s;
+	int *h = realloc(x->head, (size_t)n * sizeof(int));
+	if (h)
+		x->head = h;
+	int *b = realloc(x->body, (size_t)n * sizeof(int));
+	if (b)
+		x->body = b;
+	int *t = realloc(x->touched, (size_t)n * sizeof(int));
+	if (t)
+		x->touched = t;
+	if (!s || !h || !b || !t)
+		return -1;
+	x->cap = n;
+	return 0;
+}
+
+/* Scores the sections of page d (ns of them, from section first) into x->scores, best first, from
+ * its matches x->pm[0..np) in record order (phrase after phrase). */
+static void score_sections(sections_scratch *x, int ns, const placed *pm, int np, const double *w)
+{
+	for (int s = 0; s < ns; s++) {
+		x->scores[s] = (sec_score){ s, 0.0 };
+		x->head[s] = x->body[s] = 0;
+	}
+	for (int i = 0; i < np;) {
+		int phrase = pm[i].phrase, ntouched = 0;
+		for (; i < np && pm[i].phrase == phrase; i++) {
+			int s = pm[i].sec;
+			if (!x->head[s] && !x->body[s])
+				x->touched[ntouched++] = s;
+			if (pm[i].idx < 0)
+				x->head[s] = 1;
+			else
+				x->body[s]++;
+		}
+		double wp = phrase < FTS_MAX_PHRASES ? w[phrase] : 1.0;
+		for (int k = 0; k < ntouched; k++) {
+			int s = x->touched[k];
+			int reps = x->body[s] > RANK_SEC_REPEATS ? RANK_SEC_REPEATS : x->body[s];
+			x->scores[s].score += wp * (x->head[s] ? RANK_SEC_HEADING : 1.0) + wp * RANK_SEC_REPEAT * reps;
+			x->head[s] = x->body[s] = 0;
+		}
+	}
+	qsort(x->scores, (size_t)ns, sizeof(*x->scores), cmp_sec_score);
+}
+
 /* Best-matching sections of every hit on the page, from the matches the candidate pass recorded:
  * each section scored by the phrases it holds (the phrase's IDF, RANK_SEC_HEADING times in the
  * heading, RANK_SEC_REPEAT more for each of up to RANK_SEC_REPEATS repeats in the body), text read
@@ -852,100 +957,57 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const pla
 		for (int k = 0; k < t->nalts && p < FTS_MAX_PHRASES; k++)
 			w[p++] = t->alt_idf[k];
 	}
-	sec_score *scores = NULL;
-	int *head = NULL, *body = NULL, *touched = NULL, cap = 0;
-	sec_match *m = NULL;
-	int mcap = 0;
-	atlas_span *sp = NULL;
-	int spcap = 0;
+	sections_scratch x;
+	memset(&x, 0, sizeof(x));
 	for (int h = 0; h < nhits; h++) {
 		atlas_hit *hit = &hits[h];
 		const atlas_doc *d = &e->docs[hit->doc];
 		ensure_recorded(e, hit->doc, pl);
 		const candidate *c = &e->cand[hit->doc];
 		int first = d->first_section - 1, ns = d->last_section - d->first_section + 1;
-		if (ns > cap) {
-			cap = ns;
-			sec_score *s2 = realloc(scores, (size_t)cap * sizeof(*s2));
-			int *h2 = realloc(head, (size_t)cap * sizeof(int));
-			int *b2 = realloc(body, (size_t)cap * sizeof(int));
-			int *t2 = realloc(touched, (size_t)cap * sizeof(int));
-			scores = s2 ? s2 : scores;
-			head = h2 ? h2 : head;
-			body = b2 ? b2 : body;
-			touched = t2 ? t2 : touched;
-			if (!s2 || !h2 || !b2 || !t2) {
-				cap = 0;
-				goto describe;
-			}
-		}
-		for (int s = 0; s < ns; s++) {
-			scores[s] = (sec_score){ s, 0.0 };
-			head[s] = body[s] = 0;
-		}
-		/* the record holds a row's matches phrase after phrase */
+		if (grow_sections(&x, ns) || grow((void **)&x.pm, &x.pcap, c->inst_n, sizeof(*x.pm)))
+			goto describe;
+		/* every match placed in its section once; heading matches get negative indexes for now */
 		const fts_inst *in = e->rec.inst + c->inst_start;
-		for (int i = 0; i < c->inst_n;) {
-			int phrase = in[i].phrase, ntouched = 0;
-			for (; i < c->inst_n && in[i].phrase == phrase; i++) {
-				int sec, idx;
-				bool hd;
-				if (!locate(e, d, in[i].col, in[i].off, &sec, &hd, &idx))
-					continue;
-				sec -= first;
-				if (!head[sec] && !body[sec])
-					touched[ntouched++] = sec;
-				if (hd)
-					head[sec] = 1;
-				else
-					body[sec]++;
-			}
-			double wp = phrase < FTS_MAX_PHRASES ? w[phrase] : 1.0;
-			for (int k = 0; k < ntouched; k++) {
-				int s = touched[k];
-				int reps = body[s] > RANK_SEC_REPEATS ? RANK_SEC_REPEATS : body[s];
-				scores[s].score += wp * (head[s] ? RANK_SEC_HEADING : 1.0) + wp * RANK_SEC_REPEAT * reps;
-				head[s] = body[s] = 0;
-			}
+		int np = 0;
+		for (int i = 0; i < c->inst_n; i++) {
+			int sec, idx;
+			bool hd;
+			if (locate(e, d, in[i].col, in[i].off, &sec, &hd, &idx))
+				x.pm[np++] = (placed){ sec - first, hd ? idx - e->sections[sec].nhead : idx, in[i].phrase };
 		}
-		qsort(scores, (size_t)ns, sizeof(*scores), cmp_sec_score);
-		for (int k = 0; k < SECTION_KEEP && k < ns && scores[k].score > 0; k++) {
-			int sec = first + scores[k].sec;
-			const section_info *x = &e->sections[sec];
-			if (hit->snippet && (x->level == 0 || hit->nsections == 3))
+		score_sections(&x, ns, x.pm, np, w);
+		qsort(x.pm, (size_t)np, sizeof(*x.pm), cmp_placed);
+		for (int k = 0; k < SECTION_KEEP && k < ns && x.scores[k].score > 0; k++) {
+			int sec = first + x.scores[k].sec;
+			const section_info *si = &e->sections[sec];
+			if (hit->snippet && (si->level == 0 || hit->nsections == 3))
 				continue; /* nothing more this section could give */
-			/* its matches, by part and token */
-			int nm = 0;
-			for (int i = 0; i < c->inst_n; i++) {
-				int s2, idx;
-				bool hd;
-				if (!locate(e, d, in[i].col, in[i].off, &s2, &hd, &idx) || s2 != sec)
-					continue;
-				if (nm == mcap) {
-					int nc = mcap ? mcap * 2 : 256;
-					sec_match *m2 = realloc(m, (size_t)nc * sizeof(*m2));
-					if (!m2)
-						break;
-					m = m2;
-					mcap = nc;
-				}
-				/* heading matches first: their indexes are below every body index */
-				m[nm++] = (sec_match){ hd ? idx - x->nhead : idx, in[i].phrase };
+			/* its matches: heading ones (negative) first, then body ones, by token */
+			int lo = 0, hi = np;
+			while (lo < hi) {
+				int mid = (lo + hi) / 2;
+				if (x.pm[mid].sec < x.scores[k].sec)
+					lo = mid + 1;
+				else
+					hi = mid;
 			}
-			qsort(m, (size_t)nm, sizeof(*m), cmp_sec_match);
-			int nbody_m = 0;
-			while (nbody_m < nm && m[nm - 1 - nbody_m].idx >= 0)
-				nbody_m++;
-			for (int i = 0; i < nm - nbody_m; i++)
-				m[i].idx += x->nhead;
-			int nsp = x->nhead + x->nlead + x->nbody;
-			if (nsp > spcap) {
-				atlas_span *s2 = realloc(sp, (size_t)nsp * sizeof(*s2));
-				if (!s2)
-					continue;
-				sp = s2;
-				spcap = nsp;
+			int nm = 0, nhead_m = 0;
+			if (grow((void **)&x.m, &x.mcap, np - lo, sizeof(*x.m)))
+				continue;
+			for (int i = lo; i < np && x.pm[i].sec == x.scores[k].sec; i++) {
+				x.m[nm++] = (sec_match){ x.pm[i].idx < 0 ? x.pm[i].idx + si->nhead : x.pm[i].idx,
+							 x.pm[i].phrase };
+				nhead_m += x.pm[i].idx < 0;
 			}
+			int parts[2] = { si->nhead, si->nlead + si->nbody }, from, to;
+			const sec_match *bm = x.m + nhead_m;
+			int nbody_m = nm - nhead_m;
+			snippet_window(bm, nbody_m, parts[1], 16, false, &from, &to);
+			/* spans decoded only as far as the body's window reaches */
+			int need = si->nhead + to;
+			if (grow((void **)&x.sp, &x.spcap, need, sizeof(*x.sp)))
+				continue;
 			sqlite3_stmt *st = e->st_section_text;
 			sqlite3_bind_int(st, 1, sec + 1);
 			if (sqlite3_step(st) == SQLITE_ROW) {
@@ -954,18 +1016,18 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const pla
 				const char *text = (const char *)sqlite3_column_text(st, 2);
 				int nheading = sqlite3_column_bytes(st, 0), ntext = sqlite3_column_bytes(st, 2);
 				const unsigned char *blob = sqlite3_column_blob(st, 3);
-				int parts[2] = { x->nhead, x->nlead + x->nbody };
-				int got = atlas_spans_decode(sp, nsp, blob, sqlite3_column_bytes(st, 3), parts, 2);
+				int got = atlas_spans_decode(x.sp, need, blob, sqlite3_column_bytes(st, 3), parts, 2);
 				strbuf sn = STRBUF_INIT;
-				bool has_snippet = got == nsp && heading && text && anchor &&
-						   render_snippet(&sn, text, ntext, sp + x->nhead, x->nlead + x->nbody,
-								  m + (nm - nbody_m), nbody_m, &e->rec, 16, false);
+				bool has_snippet = got == need && heading && text && anchor &&
+						   render_snippet(&sn, text, ntext, x.sp + si->nhead, parts[1], from, to, bm,
+								  nbody_m, &e->rec, false);
 				if (has_snippet && nbody_m && !hit->snippet)
 					hit->snippet = strdup(strbuf_str(&sn));
-				if (has_snippet && x->level > 0 && hit->nsections < 3) {
+				if (has_snippet && si->level > 0 && hit->nsections < 3) {
 					strbuf hb = STRBUF_INIT;
-					if (!render_snippet(&hb, heading, nheading, sp, x->nhead, m, nm - nbody_m, &e->rec,
-							    64, true))
+					snippet_window(x.m, nhead_m, si->nhead, 64, true, &from, &to);
+					if (!render_snippet(&hb, heading, nheading, x.sp, si->nhead, from, to, x.m, nhead_m,
+							    &e->rec, true))
 						strbuf_append_html(&hb, heading, (size_t)nheading);
 					atlas_section_hit *out = &hit->sections[hit->nsections++];
 					out->heading = strbuf_detach(&hb);
@@ -983,12 +1045,13 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const pla
 			hit->snippet = strbuf_detach(&sb);
 		}
 	}
-	free(scores);
-	free(head);
-	free(body);
-	free(touched);
-	free(m);
-	free(sp);
+	free(x.scores);
+	free(x.head);
+	free(x.body);
+	free(x.touched);
+	free(x.pm);
+	free(x.m);
+	free(x.sp);
 }
 
 static void fill_explain(atlas_engine *e, atlas_hit *h, const plan *pl, const candidate *c,

@@ -601,6 +601,12 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 	    (rc = load_sections(e, err)) || (rc = load_col_sizes(e, err)) || (rc = load_vocab(e, err)) ||
 	    (rc = load_synonyms(e, err)) || (rc = prepare_all(e, err)))
 		goto fail;
+	/* one read transaction for the engine's life: the index never changes under it (a new index
+	 * is a new file), and no statement then takes and drops a lock of its own */
+	if (sqlite3_exec(e->db, "BEGIN; SELECT count(*) FROM meta", NULL, NULL, NULL) != SQLITE_OK) {
+		rc = atlas_error_set(err, ATLAS_ESQL, "%s: cannot read: %s", path, sqlite3_errmsg(e->db));
+		goto fail;
+	}
 	e->mark = calloc((size_t)e->ndocs + 1, sizeof(*e->mark));
 	e->cand = calloc((size_t)e->ndocs + 1, sizeof(*e->cand));
 	if (!e->mark || !e->cand) {

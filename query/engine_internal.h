@@ -32,6 +32,7 @@ typedef struct title_word {
 typedef struct candidate {
 	double bm25;
 	sqlite3_int64 phrases;  /* which phrases of the relaxed expression matched */
+	sqlite3_int64 title_phrases, keyword_phrases; /* which matched in the title, in the keywords */
 	bool strict;            /* matched every content word */
 	double score;
 	double title;           /* share of content words in the title */

@@ -100,7 +100,7 @@ static void aux_rank(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3_cont
 		}
 	int nphrase = api->xPhraseCount(ctx);
 	double score = 0;
-	rec->row_phrases = 0;
+	rec->row_phrases = rec->row_title = rec->row_keywords = 0;
 	rec->row_start = rec->ninst;
 	bool recorded = true;
 	for (int p = 0; p < nphrase && p < FTS_MAX_PHRASES; p++) {
@@ -119,8 +119,14 @@ static void aux_rank(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3_cont
 			}
 		if (!any)
 			continue;
-		if (p < 63)
-			rec->row_phrases |= (sqlite3_int64)1 << p;
+		if (p < 63) {
+			sqlite3_int64 bit = (sqlite3_int64)1 << p;
+			rec->row_phrases |= bit;
+			if (tf[FTS_TITLE])
+				rec->row_title |= bit;
+			if (tf[FTS_KEYWORDS])
+				rec->row_keywords |= bit;
+		}
 		double t = 0;
 		for (int c = 0; c < FTS_NCOLS; c++)
 			if (tf[c])

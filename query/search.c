@@ -42,6 +42,7 @@ typedef struct plan {
 	strbuf strict, relaxed;
 	strbuf idfs;             /* IDF per phrase of the expressions, comma-separated */
 	int phrase_term[MAX_PHRASES + 1];  /* relaxed expression: phrase index -> term */
+	sqlite3_int64 term_phrases[MAX_TERMS]; /* term -> its phrases in the relaxed expression */
 	int est_df;              /* pages the rarest content word is on: the work of step 1 */
 	int est_any;             /* at most this many pages hold any content word: the work of step 2 */
 	bool partial;            /* retrieval stopped at the important fields */
@@ -383,8 +384,10 @@ static void term_group(strbuf *out, const qterm *t, plan *pl, bool record)
 		if (k)
 			strbuf_puts(out, " OR ");
 		strbuf_puts(out, t->alts[k]);
-		if (record && pl->nphrases < MAX_PHRASES)
+		if (record && pl->nphrases < MAX_PHRASES) {
 			pl->phrase_term[pl->nphrases] = (int)(t - pl->terms);
+			pl->term_phrases[t - pl->terms] |= (sqlite3_int64)1 << pl->nphrases;
+		}
 		if (record)
 			pl->nphrases++;
 	}
@@ -458,6 +461,8 @@ static int run_match(atlas_engine *e, const char *expr, const char *idfs, bool s
 		/* the all-words and any-word expressions number their phrases alike */
 		c->strict |= strict;
 		c->phrases |= e->rec.row_phrases;
+		c->title_phrases |= e->rec.row_title;
+		c->keyword_phrases |= e->rec.row_keywords;
 		if (!fields_only && e->rec.row_n >= 0) {
 			c->inst_start = e->rec.row_start;
 			c->inst_n = e->rec.row_n;
@@ -575,28 +580,37 @@ static void term_weights(atlas_engine *e, plan *pl)
 	}
 }
 
-/* Share of the content words found in norm (a page's title or keywords, by stem), and, when exact
- * is not NULL, whether the title is the query. */
-static double title_match(const plan *pl, const char *norm, bool *exact, const char *query_stems)
+/* Share of the content words found in a page's title or keywords: a word is there when one of its
+ * phrases matched that column (mask: the candidate's title_phrases or keyword_phrases), or when a
+ * pattern of it is in norm (the field's stems), looked for only where the mask cannot tell (a
+ * word being typed, whose completions are not all phrases; phrases past the 63rd). When exact is
+ * not NULL, also whether the title is the query (query_stems). */
+static double title_match(const plan *pl, sqlite3_int64 mask, const char *norm, bool *exact,
+			  const char *query_stems)
 {
-	const atlas_doc *d = NULL;
 	int hit = 0, n = 0;
+	bool masks = pl->nphrases <= MAX_PHRASES;
 	for (int i = 0; i < pl->nterms; i++) {
 		const qterm *t = &pl->terms[i];
 		if (t->negated || t->stop)
 			continue;
 		n++;
+		if (masks && (mask & pl->term_phrases[i])) {
+			hit++;
+			continue;
+		}
+		if (masks && !t->prefix)
+			continue;
 		for (int k = 0; k < t->ntitle_pats; k++)
 			if (strstr(norm, t->title_pats[k])) {
 				hit++;
 				break;
 			}
 	}
-	if (!exact)
-		return n ? (double)hit / n : 0;
-	size_t ql = strlen(query_stems);
-	(void)d;
-	*exact = ql > 0 && strlen(norm) == ql + 2 && strncmp(norm + 1, query_stems, ql) == 0;
+	if (exact) {
+		size_t ql = strlen(query_stems);
+		*exact = hit == n && ql > 0 && strlen(norm) == ql + 2 && strncmp(norm + 1, query_stems, ql) == 0;
+	}
 	return n ? (double)hit / n : 0;
 }
 
@@ -1236,8 +1250,8 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		if (!type_ok || !topic_ok)
 			continue;
 		bool exact = false;
-		double title = title_match(&pl, doc->title_norm, &exact, strbuf_str(&qs));
-		double kw = title_match(&pl, doc->keywords_norm, NULL, NULL);
+		double title = title_match(&pl, c->title_phrases, doc->title_norm, &exact, strbuf_str(&qs));
+		double kw = title_match(&pl, c->keyword_phrases, doc->keywords_norm, NULL, NULL);
 		double cov = coverage_of(&pl, c);
 		double tw = type_weight(doc->type);
 		double pw = RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority;

@@ -100,7 +100,12 @@ int atlas_spans_decode(atlas_span *out, int max, const unsigned char *blob, int 
 			prev_end = 0;
 		}
 		unsigned zz, len;
-		if (get_varint(&p, end, &zz) || get_varint(&p, end, &len))
+		if (end - p >= 2 && !((p[0] | p[1]) & 0x80)) {
+			/* the common case: a gap and a length of one byte each */
+			zz = p[0];
+			len = p[1];
+			p += 2;
+		} else if (get_varint(&p, end, &zz) || get_varint(&p, end, &len))
 			return -1;
 		long gap = (zz & 1) ? -(long)((zz + 1) >> 1) : (long)(zz >> 1);
 		long s = prev_end + gap, e = s + (long)len;

@@ -225,9 +225,15 @@ static int load_col_sizes(atlas_engine *e, atlas_error *err)
 	}
 	sqlite3_finalize(st);
 	/* all or nothing: a page without its sizes would rank as if empty */
-	if (complete == e->ndocs) {
+	if (complete == e->ndocs && e->ndocs > 0) {
 		e->rec.sizes = e->col_sizes;
 		e->rec.nrows = e->ndocs;
+		for (int c = 0; c < FTS_NCOLS; c++) {
+			double total = 0;
+			for (int d = 0; d < e->ndocs; d++)
+				total += e->col_sizes[d * FTS_NCOLS + c];
+			e->rec.avg[c] = total > 0 ? total / e->ndocs : 1.0;
+		}
 	}
 	return 0;
 }
@@ -405,14 +411,14 @@ static int prepare_all(atlas_engine *e, atlas_error *err)
 		const char *sql;
 	} all[] = {
 		/* no ORDER BY: each row's matches are read from the match record as it is returned */
-		{ &e->st_match, "SELECT rowid, atlas_rank(fts, ?2) FROM fts WHERE fts MATCH ?1" },
+		{ &e->st_match, "SELECT rowid, atlas_rank(fts) FROM fts WHERE fts MATCH ?1" },
 		{ &e->st_count, "SELECT count(*) FROM fts WHERE fts MATCH ?1" },
 		{ &e->st_explain,
 		  "SELECT -bm25(fts, 1, 0, 0, 0, 0), -bm25(fts, 0, 1, 0, 0, 0), -bm25(fts, 0, 0, 1, 0, 0),"
 		  " -bm25(fts, 0, 0, 0, 1, 0), -bm25(fts, 0, 0, 0, 0, 1) FROM fts"
 		  " WHERE fts MATCH ?1 AND rowid = ?2" },
 		/* one page's matches, when the candidate pass could not keep them */
-		{ &e->st_record, "SELECT atlas_rank(fts, ?2) FROM fts WHERE fts MATCH ?1 AND rowid = ?3" },
+		{ &e->st_record, "SELECT atlas_rank(fts) FROM fts WHERE fts MATCH ?1 AND rowid = ?2" },
 		{ &e->st_section_text, "SELECT heading, anchor, body, spans FROM sections WHERE id = ?1" },
 		{ &e->st_next, "SELECT dst, signal, weight, detail FROM next_candidates WHERE src = ?1" },
 		{ &e->st_guide_steps, "SELECT step, doc_id FROM guide_steps WHERE guide_id = ?1 ORDER BY step" },

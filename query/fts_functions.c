@@ -45,50 +45,42 @@ static int record_inst(match_record *r, int phrase, int col, int off)
 ** atlas_rank.
 */
 
-/* atlas_rank(fts, idfs): BM25F over the weighted columns. idfs is a comma-separated IDF per phrase
- * of the MATCH expression, computed by the engine from its vocabulary, so that no query scans a
- * phrase's whole list for its document frequency (FTS5's bm25() does, on every query). Column
- * weights and k1, b come from rank.h; average column lengths from the table's totals. */
-typedef struct rank_aux {
-	int nphrase;
-	double idf[FTS_MAX_PHRASES];
-	double avg[FTS_NCOLS];
-} rank_aux;
-
+/* atlas_rank(fts): BM25F over the weighted columns, with the IDF of each phrase of the MATCH
+ * expression set by the engine in the match record (computed from its vocabulary, so that no
+ * query scans a phrase's whole list for its document frequency, as FTS5's bm25() does on every
+ * query). Column weights and k1, b come from rank.h; average column lengths from the record, or
+ * from the table's totals once per statement. */
 static void aux_rank(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3_context *out, int argc,
 		     sqlite3_value **argv)
 {
 	static const double weight[FTS_NCOLS] = { RANK_W_TITLE, RANK_W_KEYWORDS, RANK_W_HEADINGS,
 						  RANK_W_DESCRIPTION, RANK_W_BODY };
-	rank_aux *ra = api->xGetAuxdata(ctx, 0);
-	if (!ra) {
-		ra = sqlite3_malloc(sizeof(*ra));
-		if (!ra) {
-			sqlite3_result_error_nomem(out);
-			return;
-		}
-		memset(ra, 0, sizeof(*ra));
-		const char *s = argc > 0 ? (const char *)sqlite3_value_text(argv[0]) : NULL;
-		while (s && *s && ra->nphrase < FTS_MAX_PHRASES) {
-			char *end;
-			ra->idf[ra->nphrase++] = strtod(s, &end);
-			if (end == s)
-				break;
-			s = *end == ',' ? end + 1 : end;
-		}
-		sqlite3_int64 rows = 0;
-		api->xRowCount(ctx, &rows);
-		for (int c = 0; c < FTS_NCOLS; c++) {
-			sqlite3_int64 total = 0;
-			api->xColumnTotalSize(ctx, c, &total);
-			ra->avg[c] = rows > 0 && total > 0 ? (double)total / (double)rows : 1.0;
-		}
-		if (api->xSetAuxdata(ctx, ra, sqlite3_free) != SQLITE_OK) {
-			sqlite3_result_error_nomem(out);
-			return;
-		}
-	}
+	(void)argc;
+	(void)argv;
 	match_record *rec = api->xUserData(ctx);
+	const double *avg = rec->avg;
+	if (!rec->sizes) {
+		double *a = api->xGetAuxdata(ctx, 0);
+		if (!a) {
+			a = sqlite3_malloc(sizeof(double) * FTS_NCOLS);
+			if (!a) {
+				sqlite3_result_error_nomem(out);
+				return;
+			}
+			sqlite3_int64 rows = 0;
+			api->xRowCount(ctx, &rows);
+			for (int c = 0; c < FTS_NCOLS; c++) {
+				sqlite3_int64 total = 0;
+				api->xColumnTotalSize(ctx, c, &total);
+				a[c] = rows > 0 && total > 0 ? (double)total / (double)rows : 1.0;
+			}
+			if (api->xSetAuxdata(ctx, a, sqlite3_free) != SQLITE_OK) {
+				sqlite3_result_error_nomem(out);
+				return;
+			}
+		}
+		avg = a;
+	}
 	int len[FTS_NCOLS];
 	sqlite3_int64 rowid = api->xRowid(ctx);
 	if (rec->sizes && rowid >= 1 && rowid <= rec->nrows)
@@ -130,8 +122,8 @@ static void aux_rank(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3_cont
 		double t = 0;
 		for (int c = 0; c < FTS_NCOLS; c++)
 			if (tf[c])
-				t += weight[c] * tf[c] / (1.0 - RANK_BM25_B + RANK_BM25_B * len[c] / ra->avg[c]);
-		double idf = p < ra->nphrase ? ra->idf[p] : 1.0;
+				t += weight[c] * tf[c] / (1.0 - RANK_BM25_B + RANK_BM25_B * len[c] / avg[c]);
+		double idf = p < rec->nidf ? rec->idf[p] : 1.0;
 		score += idf * t * (RANK_BM25_K1 + 1.0) / (t + RANK_BM25_K1);
 	}
 	if (recorded)

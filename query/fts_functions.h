@@ -1,5 +1,5 @@
 /* fts_functions.h - the FTS5 auxiliary function registered on the engine's connection:
- *   atlas_rank(tbl, idfs)   BM25F over the weighted columns with the engine's IDFs; it also leaves,
+ *   atlas_rank(tbl)         BM25F over the weighted columns with the engine's IDFs; it also leaves,
  *                           in the engine's match record, which phrases matched the row and where,
  *                           so that sections and snippets need no second look at the index. */
 #ifndef ATLAS_FTS_FUNCTIONS_H
@@ -36,6 +36,10 @@ typedef struct match_record {
 	 * the engine (NULL, or a row past nrows: asked of FTS5) */
 	const int *sizes;
 	int nrows;
+	double avg[FTS_NCOLS];     /* average tokens per column, with sizes */
+	/* set by the engine before each query: the IDF of each phrase of the expression */
+	double idf[FTS_MAX_PHRASES];
+	int nidf;
 } match_record;
 
 /* Frees the record's arena. Accepts NULL. */

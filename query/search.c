@@ -33,6 +33,7 @@ typedef struct qterm {
 	double idf;              /* weight of the term in the coverage of a page */
 	char *title_pats[MAX_ALTS]; /* " stem " patterns looked for in a title (" prefix" for a prefix) */
 	int ntitle_pats;
+	int prefix_pat;          /* index of the prefix pattern in title_pats, or -1 */
 } qterm;
 
 typedef struct plan {
@@ -40,7 +41,6 @@ typedef struct plan {
 	int nterms;
 	int npositive;           /* terms that decide matching (content words and phrases) */
 	strbuf strict, relaxed;
-	strbuf idfs;             /* IDF per phrase of the expressions, comma-separated */
 	int phrase_term[MAX_PHRASES + 1];  /* relaxed expression: phrase index -> term */
 	sqlite3_int64 term_phrases[MAX_TERMS]; /* term -> its phrases in the relaxed expression */
 	int est_df;              /* pages the rarest content word is on: the work of step 1 */
@@ -48,6 +48,8 @@ typedef struct plan {
 	bool partial;            /* retrieval stopped at the important fields */
 	int nphrases;
 	bool corrected;
+	double idf[FTS_MAX_PHRASES]; /* IDF per phrase of the expressions, for atlas_rank */
+	int nidf;
 } plan;
 
 static void plan_free(plan *pl)
@@ -62,7 +64,6 @@ static void plan_free(plan *pl)
 	}
 	strbuf_free(&pl->strict);
 	strbuf_free(&pl->relaxed);
-	strbuf_free(&pl->idfs);
 }
 
 static void add_alt(qterm *t, const char *text, size_t n, bool prefix)
@@ -438,12 +439,11 @@ static void build_expressions(plan *pl)
 /* Runs one MATCH expression over the fts table, scoring every row (atlas_rank) and keeping what
  * it matched; fields_only says the expression reads some columns only, so that the matches kept
  * are not all of the page's. Adds to *rows the rows seen. Returns 0 or ATLAS_ESQL. */
-static int run_match(atlas_engine *e, const char *expr, const char *idfs, bool strict, bool fields_only,
+static int run_match(atlas_engine *e, const char *expr, bool strict, bool fields_only,
 		     int *rows, atlas_error *err)
 {
 	sqlite3_stmt *st = e->st_match;
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, idfs, -1, SQLITE_STATIC);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		++*rows;
@@ -568,12 +568,18 @@ static void term_weights(atlas_engine *e, plan *pl)
 			any_df += adf;
 			double aidf = adf ? log(1.0 + (double)e->ndocs / (adf + 1.0)) : t->idf;
 			t->alt_idf[k] = (k >= t->prefix_from ? RANK_PREFIX_ONLY : 1.0) * aidf;
-			strbuf_printf(&pl->idfs, "%s%.4f", pl->idfs.len ? "," : "", t->alt_idf[k]);
+			if (pl->nidf < FTS_MAX_PHRASES)
+				pl->idf[pl->nidf++] = t->alt_idf[k];
 		}
 		pl->est_any += any_df < e->ndocs ? any_df : e->ndocs;
 		add_title_pat(e, t, w, false);
-		if (t->prefix)
+		t->prefix_pat = -1;
+		if (t->prefix) {
+			t->prefix_pat = t->ntitle_pats;
 			add_title_pat(e, t, t->word, true);
+			if (t->prefix_pat == t->ntitle_pats)
+				t->prefix_pat = -1;
+		}
 		for (int k = 0; t->syn_group && k < e->nsyn; k++)
 			if (e->syn[k].group == t->syn_group)
 				add_title_pat(e, t, e->syn[k].text, false);
@@ -599,8 +605,11 @@ static double title_match(const plan *pl, sqlite3_int64 mask, const char *norm, 
 			hit++;
 			continue;
 		}
-		if (masks && !t->prefix)
+		if (masks) {
+			/* the word's own phrase missed: only a word it starts may still be there */
+			hit += t->prefix_pat >= 0 && strstr(norm, t->title_pats[t->prefix_pat]) != NULL;
 			continue;
+		}
 		for (int k = 0; k < t->ntitle_pats; k++)
 			if (strstr(norm, t->title_pats[k])) {
 				hit++;
@@ -832,8 +841,7 @@ static void ensure_recorded(atlas_engine *e, int d, const plan *pl)
 	e->rec.limit = e->rec.ninst + RANK_RECORD_MAX; /* one page always fits */
 	sqlite3_stmt *st = e->st_record;
 	sqlite3_bind_text(st, 1, strbuf_str(&pl->relaxed), -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, strbuf_str(&pl->idfs), -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 3, e->docs[d].id);
+	sqlite3_bind_int(st, 2, e->docs[d].id);
 	if (sqlite3_step(st) == SQLITE_ROW && e->rec.row_n >= 0) {
 		c->inst_start = e->rec.row_start;
 		c->inst_n = e->rec.row_n;
@@ -1191,6 +1199,8 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	/* the all-words pass only when the any-word pass alone could be large */
 	bool all_first = pl.npositive > 1 && pl.est_any > RANK_SINGLE_PASS_ROWS;
 	e->rec.ninst = 0;
+	memcpy(e->rec.idf, pl.idf, sizeof(pl.idf));
+	e->rec.nidf = pl.nidf;
 	for (int pass = all_first ? 0 : 1; pass < 2 && found < want; pass++) {
 		for (int fields = broad ? 0 : 1; fields < 2 && found < want; fields++) {
 			strbuf_reset(&expr);
@@ -1199,7 +1209,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 			else
 				strbuf_puts(&expr, passes[pass]);
 			nrows = 0;
-			if ((rc = run_match(e, strbuf_str(&expr), strbuf_str(&pl.idfs), pass == 0, fields == 0,
+			if ((rc = run_match(e, strbuf_str(&expr), pass == 0, fields == 0,
 					    &nrows, err))) {
 				strbuf_free(&expr);
 				goto out;

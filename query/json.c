@@ -8,11 +8,25 @@
 
 #include "utf8.h"
 
-static char *finish(cJSON *root)
+/* Prints root unformatted into a buffer first sized at guess bytes, frees the tree, and returns
+ * the text (the caller frees it), or NULL when out of memory. */
+static char *finish(cJSON *root, int guess)
 {
-	char *s = root ? cJSON_PrintUnformatted(root) : NULL;
+	char *s = root ? cJSON_PrintBuffered(root, guess, 0) : NULL;
 	cJSON_Delete(root);
 	return s;
+}
+
+/* Members whose key is a literal and whose value outlives the tree: added without copies (the
+ * tree is printed before the results it points into are freed). */
+static void add_str(cJSON *o, const char *key, const char *value)
+{
+	cJSON_AddItemToObjectCS(o, key, cJSON_CreateStringReference(value));
+}
+
+static void add_num(cJSON *o, const char *key, double value)
+{
+	cJSON_AddItemToObjectCS(o, key, cJSON_CreateNumber(value));
 }
 
 static double round3(double x)
@@ -20,62 +34,76 @@ static double round3(double x)
 	return round(x * 1000.0) / 1000.0;
 }
 
+static cJSON *array_in(cJSON *o, const char *key)
+{
+	cJSON *a = cJSON_CreateArray();
+	cJSON_AddItemToObjectCS(o, key, a);
+	return a;
+}
+
+static cJSON *object_in(cJSON *o, const char *key)
+{
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddItemToObjectCS(o, key, a);
+	return a;
+}
+
 static cJSON *doc_fields(cJSON *o, const atlas_doc *d)
 {
-	cJSON_AddStringToObject(o, "path", d->path);
-	cJSON_AddStringToObject(o, "url", d->url);
-	cJSON_AddStringToObject(o, "title", d->title);
-	cJSON_AddStringToObject(o, "type", d->type);
+	add_str(o, "path", d->path);
+	add_str(o, "url", d->url);
+	add_str(o, "title", d->title);
+	add_str(o, "type", d->type);
 	return o;
 }
 
 char *atlas_json_search(const atlas_engine *e, const atlas_results *r)
 {
 	cJSON *root = cJSON_CreateObject();
-	cJSON_AddStringToObject(root, "query", r->query ? r->query : "");
-	cJSON_AddNumberToObject(root, "total", r->total);
-	cJSON_AddNumberToObject(root, "took_ms", round3(r->took_ms));
+	add_str(root, "query", r->query ? r->query : "");
+	add_num(root, "total", r->total);
+	add_num(root, "took_ms", round3(r->took_ms));
 	if (r->did_you_mean)
-		cJSON_AddStringToObject(root, "did_you_mean", r->did_you_mean);
+		add_str(root, "did_you_mean", r->did_you_mean);
 	else
-		cJSON_AddNullToObject(root, "did_you_mean");
-	cJSON *results = cJSON_AddArrayToObject(root, "results");
+		cJSON_AddItemToObjectCS(root, "did_you_mean", cJSON_CreateNull());
+	cJSON *results = array_in(root, "results");
 	for (int i = 0; i < r->nhits; i++) {
 		const atlas_hit *h = &r->hits[i];
 		const atlas_doc *d = atlas_engine_doc(e, h->doc);
 		cJSON *o = doc_fields(cJSON_CreateObject(), d);
-		cJSON_AddNumberToObject(o, "score", round3(h->score));
-		cJSON_AddStringToObject(o, "snippet", h->snippet ? h->snippet : "");
-		cJSON *topics = cJSON_AddArrayToObject(o, "topics");
+		add_num(o, "score", round3(h->score));
+		add_str(o, "snippet", h->snippet ? h->snippet : "");
+		cJSON *topics = array_in(o, "topics");
 		for (int k = 0; k < d->ntopics; k++)
-			cJSON_AddItemToArray(topics, cJSON_CreateString(d->topics[k]));
-		cJSON *secs = cJSON_AddArrayToObject(o, "sections");
+			cJSON_AddItemToArray(topics, cJSON_CreateStringReference(d->topics[k]));
+		cJSON *secs = array_in(o, "sections");
 		for (int k = 0; k < h->nsections; k++) {
 			cJSON *s = cJSON_CreateObject();
-			cJSON_AddStringToObject(s, "heading", h->sections[k].heading);
-			cJSON_AddStringToObject(s, "anchor", h->sections[k].anchor);
-			cJSON_AddStringToObject(s, "snippet", h->sections[k].snippet);
+			add_str(s, "heading", h->sections[k].heading);
+			add_str(s, "anchor", h->sections[k].anchor);
+			add_str(s, "snippet", h->sections[k].snippet);
 			cJSON_AddItemToArray(secs, s);
 		}
 		if (h->explain)
-			cJSON_AddStringToObject(o, "explain", h->explain);
+			add_str(o, "explain", h->explain);
 		cJSON_AddItemToArray(results, o);
 	}
-	cJSON *facets = cJSON_AddObjectToObject(root, "facets");
-	cJSON *types = cJSON_AddObjectToObject(facets, "type");
+	cJSON *facets = object_in(root, "facets");
+	cJSON *types = object_in(facets, "type");
 	for (int k = 0; k < r->ntypes; k++)
-		cJSON_AddNumberToObject(types, r->types[k].value, r->types[k].count);
-	cJSON *topics = cJSON_AddArrayToObject(facets, "topic");
+		add_num(types, r->types[k].value, r->types[k].count);
+	cJSON *topics = array_in(facets, "topic");
 	for (int k = 0; k < r->ntopics; k++) {
 		cJSON *t = cJSON_CreateObject();
-		cJSON_AddStringToObject(t, "path", r->topics[k].value);
-		cJSON_AddStringToObject(t, "title", r->topics[k].label);
-		cJSON_AddNumberToObject(t, "count", r->topics[k].count);
+		add_str(t, "path", r->topics[k].value);
+		add_str(t, "title", r->topics[k].label);
+		add_num(t, "count", r->topics[k].count);
 		cJSON_AddItemToArray(topics, t);
 	}
 	if (r->explain)
-		cJSON_AddStringToObject(root, "explain", r->explain);
-	return finish(root);
+		add_str(root, "explain", r->explain);
+	return finish(root, 2048 + 1536 * r->nhits);
 }
 
 char *atlas_json_suggest(const atlas_engine *e, const char *query, const atlas_suggestion *s, int n)
@@ -84,40 +112,41 @@ char *atlas_json_suggest(const atlas_engine *e, const char *query, const atlas_s
 	char *clean = strdup(query ? query : "");
 	if (clean)
 		atlas_utf8_clean(clean, strlen(clean)); /* JSON must be valid UTF-8 */
-	cJSON_AddStringToObject(root, "query", clean ? clean : "");
-	free(clean);
-	cJSON *arr = cJSON_AddArrayToObject(root, "suggestions");
+	add_str(root, "query", clean ? clean : "");
+	cJSON *arr = array_in(root, "suggestions");
 	for (int i = 0; i < n; i++) {
 		cJSON *o = cJSON_CreateObject();
 		if (s[i].doc >= 0) {
 			const atlas_doc *d = atlas_engine_doc(e, s[i].doc);
-			cJSON_AddStringToObject(o, "kind", "page");
-			cJSON_AddStringToObject(o, "text", d->title);
+			add_str(o, "kind", "page");
+			add_str(o, "text", d->title);
 			doc_fields(o, d);
 		} else {
-			cJSON_AddStringToObject(o, "kind", "term");
-			cJSON_AddStringToObject(o, "text", s[i].term);
+			add_str(o, "kind", "term");
+			add_str(o, "text", s[i].term);
 		}
 		cJSON_AddItemToArray(arr, o);
 	}
-	return finish(root);
+	char *text = finish(root, 256 + 256 * n);
+	free(clean);
+	return text;
 }
 
 char *atlas_json_next(const atlas_engine *e, const atlas_next_results *r)
 {
 	cJSON *root = cJSON_CreateObject();
-	cJSON_AddStringToObject(root, "path", atlas_engine_doc(e, r->doc)->path);
-	cJSON *arr = cJSON_AddArrayToObject(root, "suggestions");
+	add_str(root, "path", atlas_engine_doc(e, r->doc)->path);
+	cJSON *arr = array_in(root, "suggestions");
 	for (int i = 0; i < r->nitems; i++) {
 		const atlas_next_item *it = &r->items[i];
 		cJSON *o = doc_fields(cJSON_CreateObject(), atlas_engine_doc(e, it->doc));
-		cJSON_AddNumberToObject(o, "score", round3(it->score));
-		cJSON *reasons = cJSON_AddArrayToObject(o, "reasons");
+		add_num(o, "score", round3(it->score));
+		cJSON *reasons = array_in(o, "reasons");
 		for (int k = 0; k < it->nreasons; k++)
-			cJSON_AddItemToArray(reasons, cJSON_CreateString(it->reasons[k]));
+			cJSON_AddItemToArray(reasons, cJSON_CreateStringReference(it->reasons[k]));
 		cJSON_AddItemToArray(arr, o);
 	}
-	return finish(root);
+	return finish(root, 256 + 384 * r->nitems);
 }
 
 char *atlas_json_error(const char *code, const char *message)
@@ -130,5 +159,5 @@ char *atlas_json_error(const char *code, const char *message)
 	cJSON_AddStringToObject(err, "code", code);
 	cJSON_AddStringToObject(err, "message", clean ? clean : "");
 	free(clean);
-	return finish(root);
+	return finish(root, 256);
 }

@@ -42,10 +42,11 @@ const char atlas_schema_sql[] =
 	/* folded surface words with document and collection frequency, for spelling and typeahead */
 	"CREATE TABLE vocab(term TEXT PRIMARY KEY, df INTEGER NOT NULL, cf INTEGER NOT NULL)"
 	" WITHOUT ROWID;\n"
-	/* precomputed read-next candidates: one row per (source, target, signal) */
-	"CREATE TABLE next_candidates(src INTEGER NOT NULL, dst INTEGER NOT NULL,"
-	" signal TEXT NOT NULL, weight REAL NOT NULL, detail TEXT NOT NULL);\n"
-	"CREATE INDEX next_candidates_src ON next_candidates(src);\n";
+	/* precomputed read-next candidates: one row per (source, target, signal), stored by source
+	 * (seq numbers the rows of a source) so that a page's candidates are one range */
+	"CREATE TABLE next_candidates(src INTEGER NOT NULL, seq INTEGER NOT NULL, dst INTEGER NOT NULL,"
+	" signal TEXT NOT NULL, weight REAL NOT NULL, detail TEXT NOT NULL, PRIMARY KEY(src, seq))"
+	" WITHOUT ROWID;\n";
 
 int atlas_schema_check(sqlite3 *db, atlas_error *err)
 {

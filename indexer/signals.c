@@ -816,7 +816,8 @@ static int write_rows(signals *s, sqlite3 *db, atlas_error *err)
 {
 	sqlite3_stmt *cand = NULL, *voc = NULL;
 	int rc = 0;
-	if (sqlite3_prepare_v2(db, "INSERT INTO next_candidates VALUES(?,?,?,?,?)", -1, &cand, NULL) ||
+	if (sqlite3_prepare_v2(db, "INSERT INTO next_candidates(src, seq, dst, signal, weight, detail)"
+				   " VALUES(?,?,?,?,?,?)", -1, &cand, NULL) ||
 	    sqlite3_prepare_v2(db, "INSERT INTO vocab VALUES(?,?,?)", -1, &voc, NULL)) {
 		rc = atlas_error_set(err, ATLAS_ESQL, "prepare: %s", sqlite3_errmsg(db));
 		goto out;
@@ -824,10 +825,11 @@ static int write_rows(signals *s, sqlite3 *db, atlas_error *err)
 	for (int i = 0; !rc && i < s->o.nrows; i++) {
 		const cand_row *r = &s->o.rows[i];
 		sqlite3_bind_int(cand, 1, r->src);
-		sqlite3_bind_int(cand, 2, r->dst);
-		sqlite3_bind_text(cand, 3, r->signal, -1, SQLITE_STATIC);
-		sqlite3_bind_double(cand, 4, r->weight);
-		sqlite3_bind_text(cand, 5, r->detail, -1, SQLITE_STATIC);
+		sqlite3_bind_int(cand, 2, i);
+		sqlite3_bind_int(cand, 3, r->dst);
+		sqlite3_bind_text(cand, 4, r->signal, -1, SQLITE_STATIC);
+		sqlite3_bind_double(cand, 5, r->weight);
+		sqlite3_bind_text(cand, 6, r->detail, -1, SQLITE_STATIC);
 		if (sqlite3_step(cand) != SQLITE_DONE)
 			rc = atlas_error_set(err, ATLAS_ESQL, "insert read-next candidate: %s", sqlite3_errmsg(db));
 		sqlite3_reset(cand);

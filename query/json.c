@@ -3,6 +3,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,9 +30,38 @@ static void add_num(cJSON *o, const char *key, double value)
 	cJSON_AddItemToObjectCS(o, key, cJSON_CreateNumber(value));
 }
 
-static double round3(double x)
+/* Adds x rounded to 3 decimals, written here ("12.5", "0.042"): cJSON prints every number
+ * twice over (printf, then scanf to check it), the dearest step of a response. */
+static void add_num3(cJSON *o, const char *key, double x)
 {
-	return round(x * 1000.0) / 1000.0;
+	double r = round(x * 1000.0);
+	if (!isfinite(r) || fabs(r) > 9e15) {
+		add_num(o, key, isfinite(x) ? x : 0);
+		return;
+	}
+	char buf[32], *p = buf + sizeof(buf);
+	long long v = (long long)r;
+	bool neg = v < 0;
+	unsigned long long u = neg ? (unsigned long long)(-v) : (unsigned long long)v;
+	*--p = '\0';
+	unsigned frac = (unsigned)(u % 1000);
+	if (frac) {
+		int digits = 3;
+		while (frac % 10 == 0) {
+			frac /= 10;
+			digits--;
+		}
+		for (int i = 0; i < digits; i++, frac /= 10)
+			*--p = (char)('0' + frac % 10);
+		*--p = '.';
+	}
+	u /= 1000;
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (neg)
+		*--p = '-';
+	cJSON_AddItemToObjectCS(o, key, cJSON_CreateRaw(p));
 }
 
 static cJSON *array_in(cJSON *o, const char *key)
@@ -62,7 +92,7 @@ char *atlas_json_search(const atlas_engine *e, const atlas_results *r)
 	cJSON *root = cJSON_CreateObject();
 	add_str(root, "query", r->query ? r->query : "");
 	add_num(root, "total", r->total);
-	add_num(root, "took_ms", round3(r->took_ms));
+	add_num3(root, "took_ms", r->took_ms);
 	if (r->did_you_mean)
 		add_str(root, "did_you_mean", r->did_you_mean);
 	else
@@ -72,7 +102,7 @@ char *atlas_json_search(const atlas_engine *e, const atlas_results *r)
 		const atlas_hit *h = &r->hits[i];
 		const atlas_doc *d = atlas_engine_doc(e, h->doc);
 		cJSON *o = doc_fields(cJSON_CreateObject(), d);
-		add_num(o, "score", round3(h->score));
+		add_num3(o, "score", h->score);
 		add_str(o, "snippet", h->snippet ? h->snippet : "");
 		cJSON *topics = array_in(o, "topics");
 		for (int k = 0; k < d->ntopics; k++)
@@ -140,7 +170,7 @@ char *atlas_json_next(const atlas_engine *e, const atlas_next_results *r)
 	for (int i = 0; i < r->nitems; i++) {
 		const atlas_next_item *it = &r->items[i];
 		cJSON *o = doc_fields(cJSON_CreateObject(), atlas_engine_doc(e, it->doc));
-		add_num(o, "score", round3(it->score));
+		add_num3(o, "score", it->score);
 		cJSON *reasons = array_in(o, "reasons");
 		for (int k = 0; k < it->nreasons; k++)
 			cJSON_AddItemToArray(reasons, cJSON_CreateStringReference(it->reasons[k]));

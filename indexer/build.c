@@ -22,9 +22,6 @@
 #include "spans.h"
 #include "strmap.h"
 
-/* FTS5's in-memory hash of pending terms, flushed to a segment when full. */
-#define FTS_HASH_BYTES (64 << 20)
-#define FTS_HASH_BYTES_STR "67108864"
 
 /**************************************************************************************************
 ** Temporary files.
@@ -85,6 +82,7 @@ typedef struct writer {
 	int *order;       /* doc id - 1 -> page index */
 	int *id_of;       /* page index -> doc id */
 	signals *signals; /* the read-next computation running beside the indexing */
+	long long fts_hash_bytes; /* FTS5's in-memory hash of pending terms, flushed to a segment when full */
 } writer;
 
 static int sql_fail(writer *w, const char *what)
@@ -477,9 +475,8 @@ static int finish_fts(writer *w, const corpus *c, build_stats *stats)
 	(void)stats;
 	/* a corpus that fits the in-memory hash was flushed as one segment per table already:
 	 * merging it again would only rewrite it */
-	if (c->bytes > FTS_HASH_BYTES / 2 &&
-	    exec(w, "INSERT INTO fts(fts) VALUES('optimize');"
-		    " INSERT INTO sec_fts(sec_fts) VALUES('optimize')"))
+	if ((long long)c->bytes > w->fts_hash_bytes / 2 &&
+	    exec(w, "INSERT INTO fts(fts) VALUES('optimize')"))
 		return w->err ? w->err->code : ATLAS_ESQL;
 	return exec(w, "COMMIT");
 }
@@ -499,7 +496,8 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-int index_build(build_stats *stats, const corpus *c, const char *out_path, atlas_error *err)
+int index_build(build_stats *stats, const corpus *c, const char *out_path, int fts_memory_mib,
+		atlas_error *err)
 {
 	char dir[4096], base[1024], tmp[8192];
 	memset(stats, 0, sizeof(*stats));
@@ -508,7 +506,7 @@ int index_build(build_stats *stats, const corpus *c, const char *out_path, atlas
 	index_remove_stale_temps(out_path);
 	unlink(tmp);
 
-	writer w = { NULL, tmp, err, NULL, NULL, NULL };
+	writer w = { NULL, tmp, err, NULL, NULL, NULL, (long long)fts_memory_mib << 20 };
 	int rc = 0;
 	w.order = malloc((size_t)(c->npages ? c->npages : 1) * sizeof(int));
 	w.id_of = malloc((size_t)(c->npages ? c->npages : 1) * sizeof(int));
@@ -534,11 +532,15 @@ int index_build(build_stats *stats, const corpus *c, const char *out_path, atlas
 			      " PRAGMA auto_vacuum=INCREMENTAL; PRAGMA cache_size=-65536; BEGIN");
 	if (!rc)
 		rc = exec(&w, atlas_schema_sql);
-	if (!rc)
+	if (!rc) {
 		/* one large in-memory hash before each flush, and no merging during the bulk load:
 		 * few segments, merged once by 'optimize' at the end */
-		rc = exec(&w, "INSERT INTO fts(fts, rank) VALUES('automerge', 0);"
-			      " INSERT INTO fts(fts, rank) VALUES('hashsize', " FTS_HASH_BYTES_STR ")");
+		char sql[160];
+		snprintf(sql, sizeof(sql),
+			 "INSERT INTO fts(fts, rank) VALUES('automerge', 0);"
+			 " INSERT INTO fts(fts, rank) VALUES('hashsize', %lld)", w.fts_hash_bytes);
+		rc = exec(&w, sql);
+	}
 	/* the read-next signals and the vocabulary are computed on the other core meanwhile */
 	if (!rc)
 		rc = signals_start(&w.signals, w.db, c, w.id_of, err);

@@ -22,10 +22,18 @@ typedef struct build_stats {
 	int nphases;
 } build_stats;
 
+/* Default and bounds of the memory FTS5 gathers pending terms in before it writes them out as a
+ * segment (atlas-index --fts-memory). A corpus larger than half of it is written in several
+ * segments, merged into one at the end. */
+#define BUILD_FTS_MEMORY_MIB 64
+#define BUILD_FTS_MEMORY_MIB_MAX 4096
+
 /* Builds the index of c into a temporary file beside out_path, checks it, and renames it over
- * out_path. On failure the temporary file is removed, out_path is untouched, and err says what
- * went wrong (naming the file). Returns 0 or a negative ATLAS_E* code. */
-int index_build(build_stats *stats, const corpus *c, const char *out_path, atlas_error *err);
+ * out_path; fts_memory_mib is the FTS5 pending-terms memory (1 to BUILD_FTS_MEMORY_MIB_MAX). On
+ * failure the temporary file is removed, out_path is untouched, and err says what went wrong
+ * (naming the file). Returns 0 or a negative ATLAS_E* code. */
+int index_build(build_stats *stats, const corpus *c, const char *out_path, int fts_memory_mib,
+		atlas_error *err);
 
 /* Removes temporary files left beside out_path by builds that were killed. Returns how many. */
 int index_remove_stale_temps(const char *out_path);

@@ -1,4 +1,5 @@
 /* main.c - atlas-index: validates a corpus and builds atlas.db from it, atomically. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 #endif
 
 static const char usage[] =
-	"usage: atlas-index --corpus DIR --out FILE [--check] [--strict] [--quiet]\n"
+	"usage: atlas-index --corpus DIR --out FILE [--check] [--strict] [--quiet] [--fts-memory MIB]\n"
 	"\n"
 	"Validates the corpus in DIR and builds the search index FILE from it. The index is written\n"
 	"to a temporary file beside FILE and renamed over it only when complete and checked, so a\n"
@@ -24,6 +25,10 @@ static const char usage[] =
 	"  --check        validate only; write nothing\n"
 	"  --strict       treat warnings (broken links, sitemap differences) as errors\n"
 	"  --quiet        print problems only, no summary\n"
+	"  --fts-memory MIB\n"
+	"                 memory for the full-text index's pending terms (default 64, 1 to 4096):\n"
+	"                 less lowers the build's peak memory; a corpus of more than half of it is\n"
+	"                 written in several parts and merged at the end\n"
 	"  --help         show this help\n"
 	"  --version      show the version\n"
 	"\n"
@@ -46,12 +51,13 @@ static void print_diags(const diag_list *d)
 int main(int argc, char **argv)
 {
 	const char *dir = NULL, *out = NULL;
-	int check = 0, strict = 0, quiet = 0;
+	int check = 0, strict = 0, quiet = 0, fts_memory = BUILD_FTS_MEMORY_MIB;
 	static const struct option opts[] = {
 		{ "corpus", required_argument, NULL, 'c' }, { "out", required_argument, NULL, 'o' },
 		{ "check", no_argument, NULL, 'k' },        { "strict", no_argument, NULL, 's' },
 		{ "quiet", no_argument, NULL, 'q' },        { "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
+		{ "version", no_argument, NULL, 'V' },      { "fts-memory", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -61,6 +67,18 @@ int main(int argc, char **argv)
 		case 'k': check = 1; break;
 		case 's': strict = 1; break;
 		case 'q': quiet = 1; break;
+		case 'm': {
+			char *end;
+			errno = 0;
+			long v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > BUILD_FTS_MEMORY_MIB_MAX) {
+				fprintf(stderr, "atlas-index: --fts-memory must be a number from 1 to %d\n%s",
+					BUILD_FTS_MEMORY_MIB_MAX, usage);
+				return 2;
+			}
+			fts_memory = (int)v;
+			break;
+		}
 		case 'h': fputs(usage, stdout); return 0;
 		case 'V': printf("atlas-index %s\n", ATLAS_VERSION); return 0;
 		default: fputs(usage, stderr); return 2;
@@ -96,7 +114,7 @@ int main(int argc, char **argv)
 	}
 	build_stats st;
 	atlas_error err = { 0, "" };
-	if (index_build(&st, &c, out, &err)) {
+	if (index_build(&st, &c, out, fts_memory, &err)) {
 		fprintf(stderr, "atlas-index: %s\natlas-index: build failed; the previous index is untouched\n",
 			err.msg);
 		status = 1;

@@ -102,7 +102,7 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 			seen[nseen++] = d;
 	}
 	int cap = 256, n = 0;
-	nx *all = calloc((size_t)cap, sizeof(nx));
+	nx *all = malloc((size_t)cap * sizeof(nx)); /* slot_for clears each slot it hands out */
 	if (!all)
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
 	char text[600], tbuf[300];

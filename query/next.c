@@ -9,45 +9,128 @@
 
 #define MAX_REASONS 4
 
+/* Why a page is suggested. The text is written only for the suggestions chosen. */
+typedef enum reason_kind {
+	R_STEP,        /* a step of a guide: "Step N of <guide>" */
+	R_LINK_OUT,
+	R_LINK_IN,
+	R_BUILDS_ON,
+	R_PREREQ,
+	R_TOPIC,       /* "Also in <topic>" */
+	R_TOPIC_MEMBER, /* "In <topic>" */
+	R_SIMILAR,     /* "Similar: <shared terms>" */
+	R_GRAPH,
+} reason_kind;
+
+typedef struct reason {
+	reason_kind kind;
+	int step;           /* R_STEP */
+	const char *detail; /* R_STEP: the guide's title; R_TOPIC*: the topic path; R_SIMILAR: terms */
+	double w;
+} reason;
+
 typedef struct nx {
 	int doc;
 	double score;
-	double parts[MAX_REASONS];
-	char *reasons[MAX_REASONS];
+	reason reasons[MAX_REASONS];
 	int nreasons;
 	bool excluded;
 } nx;
 
-static void add_reason(nx *c, double w, const char *text)
+/* Copies of the candidates' details, valid until the arena is freed: blocks chained by their
+ * first pointer. */
+typedef struct arena {
+	char *block;
+	size_t used, cap;
+} arena;
+
+/* Returns a copy of s[0..n) in the arena, or NULL when out of memory. */
+static const char *arena_copy(arena *a, const char *s, size_t n)
+{
+	if (!a->block || a->used + n + 1 > a->cap) {
+		size_t cap = n + 1 + sizeof(char *) > 4096 ? n + 1 + sizeof(char *) : 4096;
+		char *b = malloc(cap);
+		if (!b)
+			return NULL;
+		memcpy(b, &a->block, sizeof(char *));
+		a->block = b;
+		a->used = sizeof(char *);
+		a->cap = cap;
+	}
+	char *out = a->block + a->used;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	a->used += n + 1;
+	return out;
+}
+
+static void arena_free(arena *a)
+{
+	while (a->block) {
+		char *next;
+		memcpy(&next, a->block, sizeof(char *));
+		free(a->block);
+		a->block = next;
+	}
+}
+
+static bool same_reason(const reason *a, const reason *b)
+{
+	if (a->kind != b->kind || a->step != b->step)
+		return false;
+	return a->detail == b->detail || (a->detail && b->detail && strcmp(a->detail, b->detail) == 0);
+}
+
+/* Adds a reason to c (the same reason twice keeps its stronger weight; past MAX_REASONS, the
+ * strongest are kept). */
+static void add_reason(nx *c, const reason *r)
 {
 	for (int k = 0; k < c->nreasons; k++)
-		if (strcmp(c->reasons[k], text) == 0) {
-			if (w > c->parts[k])
-				c->parts[k] = w;
+		if (same_reason(&c->reasons[k], r)) {
+			if (r->w > c->reasons[k].w)
+				c->reasons[k].w = r->w;
 			return;
 		}
 	int slot = c->nreasons;
 	if (slot == MAX_REASONS) {
-		/* keep the strongest reasons */
 		slot = 0;
 		for (int k = 1; k < MAX_REASONS; k++)
-			if (c->parts[k] < c->parts[slot])
+			if (c->reasons[k].w < c->reasons[slot].w)
 				slot = k;
-		if (c->parts[slot] >= w)
+		if (c->reasons[slot].w >= r->w)
 			return;
-		free(c->reasons[slot]);
 	} else
 		c->nreasons++;
-	c->reasons[slot] = strdup(text);
-	c->parts[slot] = w;
+	c->reasons[slot] = *r;
 }
 
-static const char *topic_title(const atlas_engine *e, const char *topic, char *buf, size_t cap)
+/* The reader's text of a reason, in a new string (NULL when out of memory). */
+static char *reason_text(const atlas_engine *e, const reason *r)
 {
-	snprintf(buf, cap, "/t/%s", topic);
-	int t = atlas_engine_find(e, buf);
-	snprintf(buf, cap, "%s", t >= 0 ? e->docs[t].title : topic);
-	return buf;
+	char buf[700], path[300];
+	switch (r->kind) {
+	case R_STEP:
+		snprintf(buf, sizeof(buf), "Step %d of %s", r->step, r->detail);
+		break;
+	case R_LINK_OUT: return strdup("Linked from this page");
+	case R_LINK_IN: return strdup("Links to this page");
+	case R_BUILDS_ON: return strdup("Builds on this page");
+	case R_PREREQ: return strdup("Background for this page");
+	case R_GRAPH: return strdup("Near this page in the guides and links");
+	case R_SIMILAR:
+		snprintf(buf, sizeof(buf), "Similar: %s", r->detail);
+		break;
+	case R_TOPIC:
+	case R_TOPIC_MEMBER: {
+		snprintf(path, sizeof(path), "/t/%s", r->detail);
+		int t = atlas_engine_find(e, path);
+		snprintf(buf, sizeof(buf), "%s %s", r->kind == R_TOPIC ? "Also in" : "In",
+			 t >= 0 ? e->docs[t].title : r->detail);
+		break;
+	}
+	default: return strdup("");
+	}
+	return strdup(buf);
 }
 
 static nx *slot_for(nx *all, int *n, atlas_engine *e, int doc)
@@ -105,7 +188,7 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 	nx *all = malloc((size_t)cap * sizeof(nx)); /* slot_for clears each slot it hands out */
 	if (!all)
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
-	char text[600], tbuf[300];
+	arena details = { NULL, 0, 0 };
 	sqlite3_stmt *st = e->st_next;
 	sqlite3_bind_int(st, 1, e->docs[src].id);
 	int rc;
@@ -124,47 +207,56 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 		const char *sig = (const char *)sqlite3_column_text(st, 1);
 		double w = sqlite3_column_double(st, 2);
 		const char *detail = (const char *)sqlite3_column_text(st, 3);
-		double add = 0;
-		text[0] = '\0';
-		if (strcmp(sig, "guide_next") == 0 || strcmp(sig, "guide_prev") == 0 ||
-		    strcmp(sig, "guide_start") == 0) {
-			int gid = 0, step = 0, off = 0;
-			sscanf(detail, "%d|%d|%n", &gid, &step, &off);
-			snprintf(text, sizeof(text), "Step %d of %s", step, detail + off);
-			add = strcmp(sig, "guide_prev") == 0 ? NEXT_W_GUIDE_PREV
-			      : strcmp(sig, "guide_next") == 0 ? NEXT_W_GUIDE_NEXT : NEXT_W_GUIDE_START;
+		if (!sig || !detail)
+			continue;
+		reason r = { R_GRAPH, 0, NULL, 0 };
+		bool text = true;
+		if (strncmp(sig, "guide_", 6) == 0) {
+			/* detail: guide id|step|guide title */
+			const char *bar1 = strchr(detail, '|'), *bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
+			r.kind = R_STEP;
+			r.step = bar1 ? atoi(bar1 + 1) : 0;
+			r.w = strcmp(sig + 6, "prev") == 0 ? NEXT_W_GUIDE_PREV
+			      : strcmp(sig + 6, "next") == 0 ? NEXT_W_GUIDE_NEXT : NEXT_W_GUIDE_START;
+			const char *title = bar2 ? bar2 + 1 : "";
+			r.detail = arena_copy(&details, title, strlen(title));
 		} else if (strcmp(sig, "link_out") == 0) {
-			add = NEXT_W_LINK_OUT;
-			snprintf(text, sizeof(text), "Linked from this page");
+			r.kind = R_LINK_OUT;
+			r.w = NEXT_W_LINK_OUT;
 		} else if (strcmp(sig, "link_in") == 0) {
-			add = NEXT_W_LINK_IN;
-			snprintf(text, sizeof(text), "Links to this page");
+			r.kind = R_LINK_IN;
+			r.w = NEXT_W_LINK_IN;
 		} else if (strcmp(sig, "builds_on") == 0) {
-			add = NEXT_W_BUILDS_ON;
-			snprintf(text, sizeof(text), "Builds on this page");
+			r.kind = R_BUILDS_ON;
+			r.w = NEXT_W_BUILDS_ON;
 		} else if (strcmp(sig, "prereq") == 0) {
-			add = NEXT_W_PREREQ;
-			snprintf(text, sizeof(text), "Background for this page");
-		} else if (strcmp(sig, "same_topic") == 0) {
-			add = NEXT_W_TOPIC;
-			snprintf(text, sizeof(text), "Also in %s", topic_title(e, detail, tbuf, sizeof(tbuf)));
-		} else if (strcmp(sig, "topic_member") == 0) {
-			add = NEXT_W_TOPIC_MEMBER * w;
-			snprintf(text, sizeof(text), "In %s", topic_title(e, detail, tbuf, sizeof(tbuf)));
+			r.kind = R_PREREQ;
+			r.w = NEXT_W_PREREQ;
+		} else if (strcmp(sig, "same_topic") == 0 || strcmp(sig, "topic_member") == 0) {
+			r.kind = sig[0] == 's' ? R_TOPIC : R_TOPIC_MEMBER;
+			r.w = r.kind == R_TOPIC ? NEXT_W_TOPIC : NEXT_W_TOPIC_MEMBER * w;
+			r.detail = arena_copy(&details, detail, strlen(detail));
 		} else if (strcmp(sig, "similar") == 0) {
-			add = NEXT_W_SIMILAR * w;
-			snprintf(text, sizeof(text), "Similar: %s", detail);
+			r.kind = R_SIMILAR;
+			r.w = NEXT_W_SIMILAR * w;
+			r.detail = arena_copy(&details, detail, strlen(detail));
 		} else if (strcmp(sig, "graph") == 0) {
-			add = NEXT_W_GRAPH * w;
-			snprintf(text, sizeof(text), "Near this page in the guides and links");
-		}
-		c->score += add;
-		if (text[0])
-			add_reason(c, add, text);
+			r.kind = R_GRAPH;
+			r.w = NEXT_W_GRAPH * w;
+		} else
+			text = false; /* a signal this build does not know: no weight, no reason */
+		if ((r.kind == R_STEP || r.kind == R_TOPIC || r.kind == R_TOPIC_MEMBER || r.kind == R_SIMILAR) &&
+		    !r.detail)
+			text = false; /* out of memory for its detail */
+		if (!text)
+			continue;
+		c->score += r.w;
+		add_reason(c, &r);
 	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
 		free(all);
+		arena_free(&details);
 		return atlas_error_set(err, ATLAS_ESQL, "read next: %s", sqlite3_errmsg(e->db));
 	}
 	/* the guide the reader follows: its first unread step after this page comes first */
@@ -190,9 +282,9 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 			}
 			if (chosen >= 0 && n < cap) {
 				nx *c = slot_for(all, &n, e, steps[chosen]);
-				snprintf(text, sizeof(text), "Step %d of %s", chosen + 1, e->docs[guide].title);
-				c->score += NEXT_W_GUIDE_CHOSEN;
-				add_reason(c, NEXT_W_GUIDE_CHOSEN, text);
+				reason r = { R_STEP, chosen + 1, e->docs[guide].title, NEXT_W_GUIDE_CHOSEN };
+				c->score += r.w;
+				add_reason(c, &r);
 				break;
 			}
 		}
@@ -227,19 +319,18 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 		it->score = c->score;
 		/* reasons, strongest first; the graph reason only when nothing else explains it */
 		for (int r = 0; r < c->nreasons; r++)
-			for (int s = r + 1; s < c->nreasons; s++)
-				if (c->parts[s] > c->parts[r]) {
-					double tp = c->parts[r];
-					char *tr = c->reasons[r];
-					c->parts[r] = c->parts[s];
-					c->reasons[r] = c->reasons[s];
-					c->parts[s] = tp;
-					c->reasons[s] = tr;
+			for (int q = r + 1; q < c->nreasons; q++)
+				if (c->reasons[q].w > c->reasons[r].w) {
+					reason t = c->reasons[r];
+					c->reasons[r] = c->reasons[q];
+					c->reasons[q] = t;
 				}
 		for (int r = 0; r < c->nreasons && it->nreasons < 3; r++) {
-			if (strncmp(c->reasons[r], "Near this page", 14) == 0 && c->nreasons > 1)
+			if (c->reasons[r].kind == R_GRAPH && c->nreasons > 1)
 				continue;
-			it->reasons[it->nreasons++] = strdup(c->reasons[r]);
+			char *t = reason_text(e, &c->reasons[r]);
+			if (t)
+				it->reasons[it->nreasons++] = t;
 		}
 		const atlas_doc *cd = &e->docs[c->doc];
 		for (int i = 0; i < n; i++) {
@@ -248,10 +339,8 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 				all[i].score *= NEXT_DIVERSITY;
 		}
 	}
-	for (int i = 0; i < n; i++)
-		for (int r = 0; r < all[i].nreasons; r++)
-			free(all[i].reasons[r]);
 	free(all);
+	arena_free(&details);
 	return 0;
 }
 

@@ -54,6 +54,13 @@ def main():
     r = q("--json", "--limit", "3", "--offset", "2", "cache")
     full = q("--json", "--limit", "5", "cache")
     check("limit and offset page through the same ranking", paths(r) == paths(full)[2:5], (paths(r), paths(full)))
+    # broad queries: the pages of 10 (the best of many, picked without sorting them all) are the
+    # slices of one long ranking
+    for word in ("design", "python", "memory"):
+        full = q("--json", "--limit", "40", word)
+        pages = sum((paths(q("--json", "--limit", "10", "--offset", str(o), word)) for o in (0, 10, 20, 30)), [])
+        check(f"pages of 10 are slices of the whole ranking ({word}, {full['total']} matches)",
+              pages == paths(full) and full["total"] > 40, (pages[:12], paths(full)[:12]))
     a, b = q("--json", "cache"), q("--json", "cache")
     check("deterministic", paths(a) == paths(b))
     r = q("--json", "shard_map")

@@ -255,8 +255,10 @@ static void word_alts(qterm *t, const char *w)
 
 /* Completions of the word being typed: the most frequent vocabulary words that start with it,
  * found in the sorted in-memory vocabulary (cheaper and more predictable than an FTS5 prefix
- * query, which merges the lists of every term with the prefix). */
-static void expand_prefix(const atlas_engine *e, qterm *t)
+ * query, which merges the lists of every term with the prefix), one per stem: a completion that
+ * stems like the word itself or like a completion already taken ("cache": "caching", "caches")
+ * would match the same pages again and only count them twice. */
+static void expand_prefix(atlas_engine *e, qterm *t)
 {
 	size_t len = strlen(t->word);
 	int lo = 0, hi = e->nvocab;
@@ -267,7 +269,9 @@ static void expand_prefix(const atlas_engine *e, qterm *t)
 		else
 			hi = mid;
 	}
-	const vocab_entry *top[PREFIX_EXPANSIONS];
+	/* the most frequent few, more than needed, best first */
+	enum { POOL = PREFIX_EXPANSIONS * 4 };
+	const vocab_entry *top[POOL];
 	int ntop = 0;
 	for (int i = lo; i < e->nvocab && i < lo + 5000; i++) {
 		const vocab_entry *v = &e->vocab[i];
@@ -276,10 +280,10 @@ static void expand_prefix(const atlas_engine *e, qterm *t)
 		if ((size_t)v->len == len)
 			continue;
 		int k;
-		if (ntop < PREFIX_EXPANSIONS)
+		if (ntop < POOL)
 			k = ntop++;
-		else if (v->df > top[PREFIX_EXPANSIONS - 1]->df)
-			k = PREFIX_EXPANSIONS - 1;
+		else if (v->df > top[POOL - 1]->df)
+			k = POOL - 1;
 		else
 			continue;
 		while (k > 0 && top[k - 1]->df < v->df) {
@@ -288,8 +292,20 @@ static void expand_prefix(const atlas_engine *e, qterm *t)
 		}
 		top[k] = v;
 	}
-	for (int k = 0; k < ntop; k++)
+	char stems[PREFIX_EXPANSIONS + 1][64];
+	int nstems = 0;
+	atlas_stem(e->analyzer, t->word, (int)len, stems[nstems++], sizeof(stems[0]));
+	for (int k = 0; k < ntop && nstems <= PREFIX_EXPANSIONS; k++) {
+		char st[64];
+		atlas_stem(e->analyzer, top[k]->term, top[k]->len, st, sizeof(st));
+		bool dup = false;
+		for (int j = 0; j < nstems && !dup; j++)
+			dup = strcmp(st, stems[j]) == 0;
+		if (dup)
+			continue;
+		memcpy(stems[nstems++], st, sizeof(st));
 		add_alt(t, top[k]->term, (size_t)top[k]->len, false);
+	}
 }
 
 static qterm *new_term(plan *pl)

@@ -2,6 +2,7 @@
 #include "spans.h"
 
 #include <limits.h>
+#include <stdlib.h>
 
 /**************************************************************************************************
 ** Varints: 7 bits a byte, low bits first, high bit set on every byte but the last.
@@ -53,7 +54,6 @@ void atlas_spans_part(atlas_spans_writer *w)
 typedef struct add_ctx {
 	atlas_spans_writer *w;
 	int base;
-	int rc;
 } add_ctx;
 
 static int add_token(void *ctx, int tflags, const char *tok, int ntok, int start, int end)
@@ -64,36 +64,100 @@ static int add_token(void *ctx, int tflags, const char *tok, int ntok, int start
 	if (tflags & FTS5_TOKEN_COLOCATED)
 		return SQLITE_OK;
 	atlas_spans_writer *w = c->w;
+	if (w->total && w->total % ATLAS_SPANS_EVERY == 0) {
+		if (w->nchecks + 2 > w->capchecks) {
+			int cap = w->capchecks ? w->capchecks * 2 : 32;
+			int *n = realloc(w->checks, (size_t)cap * sizeof(int));
+			if (!n)
+				return w->rc = SQLITE_NOMEM;
+			w->checks = n;
+			w->capchecks = cap;
+		}
+		w->checks[w->nchecks++] = (int)w->stream.len;
+		w->checks[w->nchecks++] = w->prev_end;
+	}
 	int s = c->base + start, e = c->base + end;
 	int gap = s - w->prev_end;
 	unsigned zz = gap >= 0 ? (unsigned)gap << 1 : ((unsigned)(-gap) << 1) - 1;
-	if (put_varint(w->out, zz) || put_varint(w->out, (unsigned)(e - s))) {
-		c->rc = SQLITE_NOMEM;
-		return SQLITE_NOMEM;
-	}
+	if (put_varint(&w->stream, zz) || put_varint(&w->stream, (unsigned)(e - s)))
+		return w->rc = SQLITE_NOMEM;
 	w->prev_end = e;
 	w->count++;
+	w->total++;
 	return SQLITE_OK;
 }
 
 int atlas_spans_add(atlas_spans_writer *w, atlas_analyzer *a, const char *text, int n, int base)
 {
-	add_ctx c = { w, base, SQLITE_OK };
+	add_ctx c = { w, base };
 	int rc = atlas_analyze(a, FTS5_TOKENIZE_AUX, text, n, add_token, &c);
-	return c.rc ? c.rc : rc;
+	return w->rc ? w->rc : rc;
+}
+
+int atlas_spans_finish(atlas_spans_writer *w, strbuf *out)
+{
+	strbuf_reset(out);
+	int rc = w->rc;
+	if (!rc && put_varint(out, (unsigned)(w->nchecks / 2)))
+		rc = SQLITE_NOMEM;
+	for (int i = 0; !rc && i < w->nchecks; i++)
+		if (put_varint(out, (unsigned)w->checks[i]))
+			rc = SQLITE_NOMEM;
+	if (!rc && strbuf_append(out, strbuf_str(&w->stream), w->stream.len))
+		rc = SQLITE_NOMEM;
+	strbuf_reset(&w->stream);
+	w->nchecks = w->total = w->prev_end = w->count = 0;
+	w->rc = 0;
+	return rc;
+}
+
+void atlas_spans_writer_free(atlas_spans_writer *w)
+{
+	if (!w)
+		return;
+	strbuf_free(&w->stream);
+	free(w->checks);
+	w->checks = NULL;
+	w->nchecks = w->capchecks = 0;
 }
 
 /**************************************************************************************************
 ** Reading.
 */
 
-int atlas_spans_decode(atlas_span *out, int max, const unsigned char *blob, int n, const int *part_sizes,
-		       int nparts)
+int atlas_spans_decode(atlas_span *out, int from, int to, const unsigned char *blob, int n,
+		       const int *part_sizes, int nparts)
 {
 	const unsigned char *p = blob, *end = blob + (n > 0 ? n : 0);
-	int got = 0, part = 0, in_part = 0;
-	long prev_end = 0;
-	while (got < max && p < end) {
+	unsigned nchecks;
+	if (from < 0 || to < from || get_varint(&p, end, &nchecks))
+		return -1;
+	/* the last checkpoint at or before from: the token it is at, where, and the previous end */
+	unsigned c = (unsigned)(from / ATLAS_SPANS_EVERY);
+	if (c > nchecks)
+		c = nchecks;
+	unsigned offset = 0, prev = 0;
+	for (unsigned i = 0; i < nchecks; i++) {
+		unsigned o, pe;
+		if (get_varint(&p, end, &o) || get_varint(&p, end, &pe))
+			return -1;
+		if (i + 1 == c) {
+			offset = o;
+			prev = pe;
+		}
+	}
+	const unsigned char *stream = p;
+	if (offset > (unsigned)(end - stream))
+		return -1;
+	p = stream + offset;
+	int tok = (int)c * ATLAS_SPANS_EVERY, part = 0, in_part = tok;
+	while (part < nparts && in_part >= part_sizes[part] && part_sizes[part] >= 0) {
+		in_part -= part_sizes[part];
+		part++;
+	}
+	long prev_end = (long)prev;
+	int got = 0;
+	while (tok < to && p < end) {
 		while (part < nparts && in_part == part_sizes[part]) {
 			part++;
 			in_part = 0;
@@ -111,10 +175,13 @@ int atlas_spans_decode(atlas_span *out, int max, const unsigned char *blob, int 
 		long s = prev_end + gap, e = s + (long)len;
 		if (s < 0 || e > INT_MAX)
 			return -1;
-		out[got].start = (int)s;
-		out[got].end = (int)e;
+		if (tok >= from) {
+			out[got].start = (int)s;
+			out[got].end = (int)e;
+			got++;
+		}
 		prev_end = e;
-		got++;
+		tok++;
 		in_part++;
 	}
 	return got;

@@ -6,6 +6,10 @@
 #include "analyzer.h"
 #include "strbuf.h"
 
+/* A checkpoint every this many tokens, so that a window deep in a text is decoded from near its
+ * start rather than from the first token. */
+#define ATLAS_SPANS_EVERY 16
+
 /* One token: text[start, end) is its source, start <= end. */
 typedef struct atlas_span {
 	int start;
@@ -13,26 +17,40 @@ typedef struct atlas_span {
 } atlas_span;
 
 /* A span list being written: tokens are appended part by part (a heading, then a body), each
- * part's offsets relative to its own text plus a base. */
+ * part's offsets relative to its own text plus a base. Initialize with ATLAS_SPANS_WRITER_INIT;
+ * free with atlas_spans_writer_free. */
 typedef struct atlas_spans_writer {
-	strbuf *out;     /* the packed bytes, appended to */
+	strbuf stream;   /* the tokens: zigzag gap from the previous end, then length */
+	int *checks;     /* per checkpoint: offset in stream, previous end there */
+	int nchecks, capchecks;
+	int total;       /* tokens written */
 	int prev_end;    /* the previous token's end in the current part */
 	int count;       /* tokens written to the current part */
+	int rc;          /* first error, kept */
 } atlas_spans_writer;
+
+#define ATLAS_SPANS_WRITER_INIT { STRBUF_INIT, NULL, 0, 0, 0, 0, 0, 0 }
 
 /* Starts a new part: offsets of the tokens that follow are encoded relative to the part. */
 void atlas_spans_part(atlas_spans_writer *w);
 
 /* Appends the spans of every position of text[0..n), as the analyzer's aux mode (one token per
  * FTS5 position) gives them, each shifted by base. Returns 0, or an SQLite error code from the
- * analyzer, or SQLITE_NOMEM when out could not grow. */
+ * analyzer, or SQLITE_NOMEM when memory ran out. */
 int atlas_spans_add(atlas_spans_writer *w, atlas_analyzer *a, const char *text, int n, int base);
 
-/* Decodes the first max spans of blob[0..n) into out (which holds max). Returns the number of
- * spans decoded (fewer than max when the blob ends), or -1 when the blob is malformed (a varint
- * running past its end, or an offset out of int range). Parts are told apart by the caller, who
- * knows their token counts: the first span of a part is relative to 0. */
-int atlas_spans_decode(atlas_span *out, int max, const unsigned char *blob, int n, const int *part_sizes,
-		       int nparts);
+/* Writes the packed list into out (reset first): the checkpoint count, the checkpoints, the
+ * tokens. Returns 0 or SQLITE_NOMEM. The writer is ready for a new list afterwards. */
+int atlas_spans_finish(atlas_spans_writer *w, strbuf *out);
+
+/* Frees the writer's buffers. Accepts NULL. */
+void atlas_spans_writer_free(atlas_spans_writer *w);
+
+/* Decodes tokens [from, to) of blob[0..n) into out[0 .. to - from). part_sizes[0..nparts) are the
+ * token counts of the parts (the first span of a part is relative to 0). Returns the number of
+ * spans decoded (fewer when the blob ends early), or -1 when the blob is malformed (a varint
+ * running past its end, a checkpoint out of place, an offset out of int range). */
+int atlas_spans_decode(atlas_span *out, int from, int to, const unsigned char *blob, int n,
+		       const int *part_sizes, int nparts);
 
 #endif

@@ -160,25 +160,27 @@ typedef struct section_tokens {
 
 /* Writes into out (reset first) the byte range of every token of section s of p, in the order of
  * the fts columns: its heading (the title for the lead section), then its body (for the lead
- * section: the description, then the rest). Returns 0 or an error code with w->err set. */
-static int section_spans(writer *w, atlas_analyzer *a, strbuf *out, section_tokens *tk, const page *p,
-			 int s)
+ * section: the description, then the rest). sw is scratch. Returns 0 or an error code with w->err
+ * set. */
+static int section_spans(writer *w, atlas_analyzer *a, atlas_spans_writer *sw, strbuf *out,
+			 section_tokens *tk, const page *p, int s)
 {
 	const section *x = &p->secs[s];
 	size_t lead = s == 0 ? (p->lead_len <= x->body.len ? p->lead_len : x->body.len) : 0;
 	const char *body = strbuf_str(&x->body);
-	atlas_spans_writer sw = { out, 0, 0 };
-	strbuf_reset(out);
-	atlas_spans_part(&sw);
-	int rc = atlas_spans_add(&sw, a, x->heading, (int)strlen(x->heading), 0);
-	tk->heading = sw.count;
-	atlas_spans_part(&sw);
+	atlas_spans_part(sw);
+	int rc = atlas_spans_add(sw, a, x->heading, (int)strlen(x->heading), 0);
+	tk->heading = sw->count;
+	atlas_spans_part(sw);
 	if (!rc)
-		rc = atlas_spans_add(&sw, a, body, (int)lead, 0);
-	tk->lead = sw.count;
+		rc = atlas_spans_add(sw, a, body, (int)lead, 0);
+	tk->lead = sw->count;
 	if (!rc)
-		rc = atlas_spans_add(&sw, a, body + lead, (int)(x->body.len - lead), (int)lead);
-	tk->body = sw.count - tk->lead;
+		rc = atlas_spans_add(sw, a, body + lead, (int)(x->body.len - lead), (int)lead);
+	tk->body = sw->count - tk->lead;
+	int frc = atlas_spans_finish(sw, out);
+	if (!rc)
+		rc = frc;
 	if (rc)
 		return atlas_error_set(w->err, rc == SQLITE_NOMEM ? ATLAS_ENOMEM : ATLAS_ESQL,
 				       "%s: token spans of %s: %s", w->file, p->path, sqlite3_errstr(rc));
@@ -202,6 +204,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	int sec_id = 1;
 	strbuf kw = STRBUF_INIT, heads = STRBUF_INIT, body = STRBUF_INIT, url = STRBUF_INIT, tj = STRBUF_INIT,
 	       spans = STRBUF_INIT;
+	atlas_spans_writer sw = ATLAS_SPANS_WRITER_INIT;
 	for (int id = 1; !rc && id <= c->npages; id++) {
 		const page *p = &c->pages[w->order[id - 1]];
 		strbuf_reset(&kw);
@@ -242,7 +245,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		for (int s = 0; !rc && s < p->nsecs; s++) {
 			const section *x = &p->secs[s];
 			section_tokens tk;
-			if ((rc = section_spans(w, a, &spans, &tk, p, s)))
+			if ((rc = section_spans(w, a, &sw, &spans, &tk, p, s)))
 				break;
 			sqlite3_bind_int(sec, 1, sec_id++);
 			sqlite3_bind_int(sec, 2, id);
@@ -278,6 +281,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	strbuf_free(&url);
 	strbuf_free(&tj);
 	strbuf_free(&spans);
+	atlas_spans_writer_free(&sw);
 	sqlite3_finalize(doc);
 	sqlite3_finalize(sec);
 	sqlite3_finalize(fts);

@@ -1092,7 +1092,14 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const pla
 				const char *text = (const char *)sqlite3_column_text(st, 2);
 				int nheading = sqlite3_column_bytes(st, 0), ntext = sqlite3_column_bytes(st, 2);
 				const unsigned char *blob = sqlite3_column_blob(st, 3);
-				int got = atlas_spans_decode(x.sp, need, blob, sqlite3_column_bytes(st, 3), parts, 2);
+				/* the heading's spans, then only the body's window */
+				int nb = sqlite3_column_bytes(st, 3);
+				int got = atlas_spans_decode(x.sp, 0, si->nhead, blob, nb, parts, 2);
+				if (got == si->nhead && to > from)
+					got += atlas_spans_decode(x.sp + si->nhead + from, si->nhead + from, need, blob, nb,
+								  parts, 2) + from;
+				else if (got == si->nhead)
+					got = need;
 				strbuf sn = STRBUF_INIT;
 				bool has_snippet = got == need && heading && text && anchor &&
 						   render_snippet(&sn, text, ntext, x.sp + si->nhead, parts[1], from, to, bm,

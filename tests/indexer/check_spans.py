@@ -5,7 +5,7 @@ For each page: the lead section's heading tokens are the title column's size, it
 description column's, the other sections' heading tokens add up to the headings column's and all
 body tokens to the body column's (sizes from fts_docsize). Each section's spans blob decodes to
 exactly heading_tokens + lead_tokens + body_tokens ranges, in order, inside their text (heading,
-then body), each covering a word. Usage: check_spans.py INDEX
+then body), each covering a word, with a checkpoint every 16 tokens that agrees with the stream. Usage: check_spans.py INDEX
 """
 import sqlite3
 import sys
@@ -36,10 +36,9 @@ def sqlite_varints(blob):
     return out
 
 
-def spans(blob, parts):
-    """common/spans.c: per token a zigzag gap from the previous end and a length, little-endian
-    7-bit varints; each part's first token is relative to 0."""
-    vals, i = [], 0
+def varints(blob, i=0):
+    """Little-endian 7-bit varints of blob from i on."""
+    vals = []
     while i < len(blob):
         v, shift = 0, 0
         while True:
@@ -50,12 +49,45 @@ def spans(blob, parts):
             if not b & 0x80:
                 break
         vals.append(v)
+    return vals
+
+
+def spans(blob, parts):
+    """common/spans.c: a checkpoint count C, C pairs (offset in the token stream, previous end
+    there) for tokens 16, 32, ...; then per token a zigzag gap from the previous end and a length,
+    each part's first token relative to 0. Returns the spans and the checkpoints' own view of
+    where their tokens start, to be checked against the stream."""
+    # the header: read varint by varint, to know where the stream starts
+    i, hdr = 0, []
+    def one():
+        nonlocal i
+        v, shift = 0, 0
+        while True:
+            b = blob[i]
+            i += 1
+            v |= (b & 0x7f) << shift
+            shift += 7
+            if not b & 0x80:
+                return v
+    nchecks = one()
+    checks = [(one(), one()) for _ in range(nchecks)]
+    stream = blob[i:]
+    vals = varints(stream)
     if len(vals) % 2:
         raise ValueError('odd number of varints')
-    out, prev, k, part, in_part = [], 0, 0, 0, 0
+    # byte offset of each token in the stream, to compare with the checkpoints
+    offsets, j = [], 0
+    while j < len(stream):
+        offsets.append(j)
+        for _ in range(2):
+            while stream[j] & 0x80:
+                j += 1
+            j += 1
+    out, prev, k, part, in_part, prev_ends = [], 0, 0, 0, 0, []
     while k < len(vals):
         while part < len(parts) and in_part == parts[part]:
             part, in_part, prev = part + 1, 0, 0
+        prev_ends.append(prev)
         zz, length = vals[k], vals[k + 1]
         gap = -((zz + 1) >> 1) if zz & 1 else zz >> 1
         start = prev + gap
@@ -63,6 +95,12 @@ def spans(blob, parts):
         prev = start + length
         k += 2
         in_part += 1
+    for c, (off, pe) in enumerate(checks, start=1):
+        t = 16 * c
+        if t >= len(out) or offsets[t] != off or prev_ends[t] != pe:
+            raise ValueError(f'checkpoint {c} (token {t}) does not match the stream')
+    if len(out) > 16 and len(checks) != (len(out) - 1) // 16:
+        raise ValueError(f'{len(checks)} checkpoints for {len(out)} tokens')
     return out
 
 

@@ -67,7 +67,7 @@ int *strmap_put(strmap *m, const char *key, size_t n, int init, int *added)
 	if (added)
 		*added = !e->key;
 	if (!e->key) {
-		e->key = malloc(n + 1);
+		e->key = m->arena ? atlas_arena_alloc(m->arena, n + 1) : malloc(n + 1);
 		if (!e->key)
 			return NULL;
 		memcpy(e->key, key, n);
@@ -84,7 +84,7 @@ void strmap_free(strmap *m)
 {
 	if (!m)
 		return;
-	for (size_t i = 0; i < m->cap; i++)
+	for (size_t i = 0; i < m->cap && !m->arena; i++)
 		free(m->slots[i].key);
 	free(m->slots);
 	m->slots = NULL;

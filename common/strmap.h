@@ -4,8 +4,10 @@
 
 #include <stddef.h>
 
+#include "arena.h"
+
 typedef struct strmap_entry {
-	char *key; /* owned copy; NULL marks an empty slot */
+	char *key; /* owned copy (in the map's arena when it has one); NULL marks an empty slot */
 	int value;
 	unsigned hash; /* of the key, compared before the key itself */
 	unsigned len;
@@ -15,9 +17,10 @@ typedef struct strmap {
 	strmap_entry *slots;
 	size_t cap;   /* power of two */
 	size_t count;
+	atlas_arena *arena; /* where keys are copied, or NULL for one allocation each */
 } strmap;
 
-#define STRMAP_INIT { NULL, 0, 0 }
+#define STRMAP_INIT { NULL, 0, 0, NULL }
 
 /* Returns a pointer to the value stored for key, or NULL when absent. */
 int *strmap_get(const strmap *m, const char *key);
@@ -26,7 +29,7 @@ int *strmap_getn(const strmap *m, const char *key, size_t n);
 /* Returns a pointer to key's value, inserting it with value init when absent (*added tells which,
  * when added is not NULL). Returns NULL when out of memory. */
 int *strmap_put(strmap *m, const char *key, size_t n, int init, int *added);
-/* Releases all keys and slots. Accepts NULL. */
+/* Releases all keys (but those of an arena, which go with it) and slots. Accepts NULL. */
 void strmap_free(strmap *m);
 
 #endif

@@ -28,10 +28,20 @@
 ** Opening.
 */
 
-static char *dup_col(sqlite3_stmt *st, int i)
+/* A copy of column i of the current row in the engine's arena ("" for NULL), or NULL when out of
+ * memory. */
+static char *dup_col(atlas_engine *e, sqlite3_stmt *st, int i)
 {
 	const char *s = (const char *)sqlite3_column_text(st, i);
-	return strdup(s ? s : "");
+	return atlas_arena_strndup(&e->strings, s ? s : "", s ? (size_t)sqlite3_column_bytes(st, i) : 0);
+}
+
+/* A copy of sb's text in the engine's arena (then sb is emptied), or NULL when out of memory. */
+static char *keep_str(atlas_engine *e, strbuf *sb)
+{
+	char *s = atlas_arena_strndup(&e->strings, strbuf_str(sb), sb->len);
+	strbuf_reset(sb);
+	return s;
 }
 
 static int cmp_vocab(const void *a, const void *b)
@@ -82,6 +92,7 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 			       -1, &st, NULL) != SQLITE_OK)
 		return atlas_error_set(err, ATLAS_ESQL, "read documents: %s", sqlite3_errmsg(e->db));
 	int cap = 0;
+	strbuf sb = STRBUF_INIT;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		if (e->ndocs == cap) {
 			cap = cap ? cap * 2 : 256;
@@ -93,46 +104,51 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		atlas_doc *d = &e->docs[e->ndocs];
 		memset(d, 0, sizeof(*d));
 		d->id = sqlite3_column_int(st, 0);
-		d->path = dup_col(st, 1);
-		d->url = dup_col(st, 2);
-		d->title = dup_col(st, 3);
-		d->type = dup_col(st, 4);
-		d->description = dup_col(st, 5);
+		d->path = dup_col(e, st, 1);
+		d->url = dup_col(e, st, 2);
+		d->title = dup_col(e, st, 3);
+		d->type = dup_col(e, st, 4);
+		d->description = dup_col(e, st, 5);
 		d->priority = sqlite3_column_double(st, 7);
 		d->first_section = sqlite3_column_int(st, 8);
 		d->last_section = sqlite3_column_int(st, 9);
 		cJSON *tj = cJSON_Parse((const char *)sqlite3_column_text(st, 6));
 		int nt = cJSON_IsArray(tj) ? cJSON_GetArraySize(tj) : 0;
-		d->topics = calloc((size_t)nt + 1, sizeof(char *));
+		d->topics = atlas_arena_alloc(&e->strings, ((size_t)nt + 1) * sizeof(char *));
 		cJSON *it;
+		bool topics_ok = d->topics != NULL;
 		cJSON_ArrayForEach(it, tj) {
-			if (cJSON_IsString(it) && d->topics)
-				d->topics[d->ntopics++] = strdup(it->valuestring);
+			if (cJSON_IsString(it) && topics_ok) {
+				char *t = atlas_arena_strndup(&e->strings, it->valuestring, strlen(it->valuestring));
+				topics_ok = t != NULL;
+				d->topics[d->ntopics++] = t;
+			}
 		}
 		cJSON_Delete(tj);
-		strbuf tn = STRBUF_INIT;
-		strbuf_putc(&tn, ' ');
-		engine_normalize(e, &tn, d->title, true);
-		strbuf_putc(&tn, ' ');
-		d->title_norm = strbuf_detach(&tn);
-		strbuf tw = STRBUF_INIT;
-		strbuf_putc(&tw, ' ');
-		engine_normalize(e, &tw, d->title, false);
-		strbuf_putc(&tw, ' ');
-		d->title_words = strbuf_detach(&tw);
-		strbuf kn = STRBUF_INIT;
-		strbuf_putc(&kn, ' ');
-		engine_normalize(e, &kn, (const char *)sqlite3_column_text(st, 10), true);
-		strbuf_putc(&kn, ' ');
-		d->keywords_norm = strbuf_detach(&kn);
-		if (!strmap_put(&e->path_index, d->path, strlen(d->path), e->ndocs, NULL))
+		strbuf_putc(&sb, ' ');
+		engine_normalize(e, &sb, d->title, true);
+		strbuf_putc(&sb, ' ');
+		d->title_norm = keep_str(e, &sb);
+		strbuf_putc(&sb, ' ');
+		engine_normalize(e, &sb, d->title, false);
+		strbuf_putc(&sb, ' ');
+		d->title_words = keep_str(e, &sb);
+		strbuf_putc(&sb, ' ');
+		engine_normalize(e, &sb, (const char *)sqlite3_column_text(st, 10), true);
+		strbuf_putc(&sb, ' ');
+		d->keywords_norm = keep_str(e, &sb);
+		if (!d->path || !d->url || !d->title || !d->type || !d->description || !topics_ok ||
+		    !d->title_norm || !d->title_words || !d->keywords_norm ||
+		    !strmap_put(&e->path_index, d->path, strlen(d->path), e->ndocs, NULL))
 			goto oom;
 		e->ndocs++;
 	}
 	sqlite3_finalize(st);
+	strbuf_free(&sb);
 	return 0;
 oom:
 	sqlite3_finalize(st);
+	strbuf_free(&sb);
 	return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading documents");
 }
 
@@ -308,7 +324,7 @@ static int load_vocab(atlas_engine *e, atlas_error *err)
 			e->vocab = v;
 		}
 		vocab_entry *v = &e->vocab[e->nvocab++];
-		v->term = dup_col(st, 0);
+		v->term = dup_col(e, st, 0);
 		v->len = (int)strlen(v->term);
 		v->df = sqlite3_column_int(st, 1);
 		v->alpha = 1;
@@ -362,7 +378,7 @@ static int load_synonyms(atlas_engine *e, atlas_error *err)
 		}
 		syn_term *s = &e->syn[e->nsyn];
 		s->group = sqlite3_column_int(st, 0);
-		s->text = dup_col(st, 1);
+		s->text = dup_col(e, st, 1);
 		/* keyed by its folded words, by those words with joiners as spaces, and by stems */
 		strbuf k = STRBUF_INIT;
 		engine_normalize(e, &k, s->text, false);
@@ -396,8 +412,8 @@ static int load_meta(atlas_engine *e, atlas_error *err)
 	if (sqlite3_prepare_v2(e->db, "SELECT key, value FROM meta", -1, &st, NULL) != SQLITE_OK)
 		return atlas_error_set(err, ATLAS_ESQL, "read meta: %s", sqlite3_errmsg(e->db));
 	while (sqlite3_step(st) == SQLITE_ROW && e->nmeta < (int)(sizeof(e->meta) / sizeof(e->meta[0]))) {
-		e->meta[e->nmeta].key = dup_col(st, 0);
-		e->meta[e->nmeta].value = dup_col(st, 1);
+		e->meta[e->nmeta].key = dup_col(e, st, 0);
+		e->meta[e->nmeta].value = dup_col(e, st, 1);
 		e->nmeta++;
 	}
 	sqlite3_finalize(st);
@@ -537,6 +553,8 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 	atlas_engine *e = calloc(1, sizeof(*e));
 	if (!e)
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+	e->strings = (atlas_arena)ATLAS_ARENA_INIT(ENGINE_ARENA_BLOCK);
+	e->path_index.arena = e->vocab_index.arena = e->syn_index.arena = e->syn_stem_index.arena = &e->strings;
 	/* a URI with immutable=1: the index never changes in place (it is replaced by rename) */
 	strbuf uri = STRBUF_INIT;
 	strbuf_puts(&uri, "file:");
@@ -643,39 +661,18 @@ void atlas_engine_free(atlas_engine *e)
 	if (e->db)
 		sqlite3_close(e->db);
 	image_release(e->image); /* after the connection that reads it is gone */
-	for (int i = 0; i < e->ndocs; i++) {
-		atlas_doc *d = &e->docs[i];
-		free(d->path);
-		free(d->url);
-		free(d->title);
-		free(d->type);
-		free(d->description);
-		for (int k = 0; k < d->ntopics; k++)
-			free(d->topics[k]);
-		free(d->topics);
-		free(d->title_norm);
-		free(d->keywords_norm);
-		free(d->title_words);
-	}
 	free(e->docs);
 	free(e->title_index);
 	free(e->title_words_buf);
-	for (int i = 0; i < e->nvocab; i++)
-		free(e->vocab[i].term);
 	free(e->vocab);
 	free(e->by_len);
 	free(e->by_len_letters);
-	for (int i = 0; i < e->nsyn; i++)
-		free(e->syn[i].text);
 	free(e->syn);
-	for (int i = 0; i < e->nmeta; i++) {
-		free(e->meta[i].key);
-		free(e->meta[i].value);
-	}
 	strmap_free(&e->path_index);
 	strmap_free(&e->vocab_index);
 	strmap_free(&e->syn_index);
 	strmap_free(&e->syn_stem_index);
+	atlas_arena_free(&e->strings);
 	free(e->mark);
 	free(e->cand);
 	free(e->sections);

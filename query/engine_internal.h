@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "analyzer.h"
+#include "arena.h"
 #include "engine.h"
 #include "fts_functions.h"
 #include "strbuf.h"
@@ -51,8 +52,13 @@ typedef struct section_info {
 	int body_pos, nbody;    /* positions in the body column */
 } section_info;
 
+/* Block size of the engine's arena: at least glibc's mmap threshold as atlas-serve sets it, so that
+ * an engine freed after an index swap returns its strings to the system whole. */
+#define ENGINE_ARENA_BLOCK (256 * 1024)
+
 struct atlas_engine {
 	sqlite3 *db;
+	atlas_arena strings;    /* the documents' strings, the vocabulary, synonyms, meta, map keys */
 	bool in_memory;         /* the index was read into memory when opened */
 	struct index_image *image; /* those bytes, shared with other engines on the same file */
 	atlas_analyzer *analyzer;

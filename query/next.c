@@ -37,43 +37,6 @@ typedef struct nx {
 	bool excluded;
 } nx;
 
-/* Copies of the candidates' details, valid until the arena is freed: blocks chained by their
- * first pointer. */
-typedef struct arena {
-	char *block;
-	size_t used, cap;
-} arena;
-
-/* Returns a copy of s[0..n) in the arena, or NULL when out of memory. */
-static const char *arena_copy(arena *a, const char *s, size_t n)
-{
-	if (!a->block || a->used + n + 1 > a->cap) {
-		size_t cap = n + 1 + sizeof(char *) > 4096 ? n + 1 + sizeof(char *) : 4096;
-		char *b = malloc(cap);
-		if (!b)
-			return NULL;
-		memcpy(b, &a->block, sizeof(char *));
-		a->block = b;
-		a->used = sizeof(char *);
-		a->cap = cap;
-	}
-	char *out = a->block + a->used;
-	memcpy(out, s, n);
-	out[n] = '\0';
-	a->used += n + 1;
-	return out;
-}
-
-static void arena_free(arena *a)
-{
-	while (a->block) {
-		char *next;
-		memcpy(&next, a->block, sizeof(char *));
-		free(a->block);
-		a->block = next;
-	}
-}
-
 static bool same_reason(const reason *a, const reason *b)
 {
 	if (a->kind != b->kind || a->step != b->step)
@@ -188,7 +151,7 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 	nx *all = malloc((size_t)cap * sizeof(nx)); /* slot_for clears each slot it hands out */
 	if (!all)
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
-	arena details = { NULL, 0, 0 };
+	atlas_arena details = ATLAS_ARENA_INIT(4096); /* copies of the rows' details */
 	sqlite3_stmt *st = e->st_next;
 	sqlite3_bind_int(st, 1, e->docs[src].id);
 	int rc;
@@ -219,7 +182,7 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 			r.w = strcmp(sig + 6, "prev") == 0 ? NEXT_W_GUIDE_PREV
 			      : strcmp(sig + 6, "next") == 0 ? NEXT_W_GUIDE_NEXT : NEXT_W_GUIDE_START;
 			const char *title = bar2 ? bar2 + 1 : "";
-			r.detail = arena_copy(&details, title, strlen(title));
+			r.detail = atlas_arena_strndup(&details, title, strlen(title));
 		} else if (strcmp(sig, "link_out") == 0) {
 			r.kind = R_LINK_OUT;
 			r.w = NEXT_W_LINK_OUT;
@@ -235,11 +198,11 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 		} else if (strcmp(sig, "same_topic") == 0 || strcmp(sig, "topic_member") == 0) {
 			r.kind = sig[0] == 's' ? R_TOPIC : R_TOPIC_MEMBER;
 			r.w = r.kind == R_TOPIC ? NEXT_W_TOPIC : NEXT_W_TOPIC_MEMBER * w;
-			r.detail = arena_copy(&details, detail, strlen(detail));
+			r.detail = atlas_arena_strndup(&details, detail, strlen(detail));
 		} else if (strcmp(sig, "similar") == 0) {
 			r.kind = R_SIMILAR;
 			r.w = NEXT_W_SIMILAR * w;
-			r.detail = arena_copy(&details, detail, strlen(detail));
+			r.detail = atlas_arena_strndup(&details, detail, strlen(detail));
 		} else if (strcmp(sig, "graph") == 0) {
 			r.kind = R_GRAPH;
 			r.w = NEXT_W_GRAPH * w;
@@ -256,7 +219,7 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
 		free(all);
-		arena_free(&details);
+		atlas_arena_free(&details);
 		return atlas_error_set(err, ATLAS_ESQL, "read next: %s", sqlite3_errmsg(e->db));
 	}
 	/* the guide the reader follows: its first unread step after this page comes first */
@@ -340,7 +303,7 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 		}
 	}
 	free(all);
-	arena_free(&details);
+	atlas_arena_free(&details);
 	return 0;
 }
 

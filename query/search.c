@@ -950,6 +950,8 @@ typedef struct sections_scratch {
 /* Grows *buf (of *cap elements of size sz) to hold n. Returns 0, or -1 leaving it as it was. */
 static int grow(void **buf, int *cap, int n, size_t sz)
 {
+	if (n < 1)
+		n = 1; /* a buffer, even for nothing: no arithmetic on a null pointer */
 	if (n <= *cap)
 		return 0;
 	int c = *cap ? *cap : 64;
@@ -1044,7 +1046,7 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const pla
 		if (grow_sections(&x, ns) || grow((void **)&x.pm, &x.pcap, c->inst_n, sizeof(*x.pm)))
 			goto describe;
 		/* every match placed in its section once; heading matches get negative indexes for now */
-		const fts_inst *in = e->rec.inst + c->inst_start;
+		const fts_inst *in = c->inst_n > 0 ? e->rec.inst + c->inst_start : NULL;
 		int np = 0;
 		for (int i = 0; i < c->inst_n; i++) {
 			int sec, idx;
@@ -1053,7 +1055,8 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const pla
 				x.pm[np++] = (placed){ sec - first, hd ? idx - e->sections[sec].nhead : idx, in[i].phrase };
 		}
 		score_sections(&x, ns, x.pm, np, w);
-		qsort(x.pm, (size_t)np, sizeof(*x.pm), cmp_placed);
+		if (np > 1)
+			qsort(x.pm, (size_t)np, sizeof(*x.pm), cmp_placed);
 		for (int k = 0; k < SECTION_KEEP && k < ns && x.scores[k].score > 0; k++) {
 			int sec = first + x.scores[k].sec;
 			const section_info *si = &e->sections[sec];

@@ -219,6 +219,14 @@ def main():
                     s = run([query, "--index", db, "--stats"])
                     if s.returncode or "build_id" not in s.stdout:
                         fail(f"atlas-query --stats on the reindexed file: exit {s.returncode}: {s.stderr}")
+                # ATLAS_FTS_MEMORY reaches atlas-index (an invalid value is its usage error)
+                r = run([script], env=dict(env, ATLAS_FTS_MEMORY="1"))
+                bad = run([script], env=dict(env, ATLAS_FTS_MEMORY="0"))
+                if r.returncode or bad.returncode != 2 or "--fts-memory" not in bad.stderr:
+                    fail(f"atlas-reindex with ATLAS_FTS_MEMORY: exit {r.returncode} with 1, "
+                         f"{bad.returncode} with 0: {bad.stderr.strip()[:200]}")
+                else:
+                    ok("atlas-reindex passes ATLAS_FTS_MEMORY to atlas-index --fts-memory")
                 before = sha256(db)
                 explainers = os.path.join(corpus, "explainers")
                 victim = os.path.join(explainers, sorted(os.listdir(explainers))[0])

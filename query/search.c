@@ -142,6 +142,18 @@ static int edit_distance(const char *a, int la, const char *b, int lb, int max)
 	return prev[lb];
 }
 
+/* Whether x has more than k bits set (a few steps, where a popcount is a library call on the
+ * baseline x86-64). */
+static bool more_bits_than(unsigned long long x, int k)
+{
+	for (int i = 0; i <= k; i++) {
+		if (!x)
+			return false;
+		x &= x - 1;
+	}
+	return true;
+}
+
 /* The best correction of a word not in the vocabulary (or much rarer than a neighbour), or NULL. */
 static const char *correct_word(const atlas_engine *e, const char *w, bool maybe_prefix)
 {
@@ -175,7 +187,7 @@ static const char *correct_word(const atlas_engine *e, const char *w, bool maybe
 	int lo_len = len - max < 0 ? 0 : len - max, hi_len = len + max > VOCAB_MAX_LEN ? VOCAB_MAX_LEN : len + max;
 	unsigned long long letters = letter_set(w, len);
 	for (int j = e->by_len_start[lo_len]; j < e->by_len_start[hi_len + 1]; j++) {
-		if (__builtin_popcountll(letters ^ e->by_len_letters[j]) > 2 * max)
+		if (more_bits_than(letters ^ e->by_len_letters[j], 2 * max))
 			continue; /* too many letters in one word only: further than max edits */
 		const vocab_entry *v = &e->vocab[e->by_len[j]];
 		if (v->df <= df)

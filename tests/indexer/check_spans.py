@@ -36,53 +36,39 @@ def sqlite_varints(blob):
     return out
 
 
-def varints(blob, i=0):
-    """Little-endian 7-bit varints of blob from i on."""
-    vals = []
-    while i < len(blob):
-        v, shift = 0, 0
-        while True:
-            b = blob[i]
-            i += 1
-            v |= (b & 0x7f) << shift
-            shift += 7
-            if not b & 0x80:
-                break
-        vals.append(v)
-    return vals
+def read_varint(blob, i):
+    """One little-endian 7-bit varint of blob at i: (value, index after it)."""
+    v, shift = 0, 0
+    while True:
+        b = blob[i]
+        i += 1
+        v |= (b & 0x7f) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, i
 
 
 def spans(blob, parts):
     """common/spans.c: a checkpoint count C, C pairs (offset in the token stream, previous end
     there) for tokens 16, 32, ...; then per token a zigzag gap from the previous end and a length,
-    each part's first token relative to 0. Returns the spans and the checkpoints' own view of
-    where their tokens start, to be checked against the stream."""
-    # the header: read varint by varint, to know where the stream starts
-    i, hdr = 0, []
-    def one():
-        nonlocal i
-        v, shift = 0, 0
-        while True:
-            b = blob[i]
-            i += 1
-            v |= (b & 0x7f) << shift
-            shift += 7
-            if not b & 0x80:
-                return v
-    nchecks = one()
-    checks = [(one(), one()) for _ in range(nchecks)]
+    each part's first token relative to 0. Returns the spans; raises ValueError when a checkpoint
+    does not agree with the stream."""
+    nchecks, i = read_varint(blob, 0)
+    checks = []
+    for _ in range(nchecks):
+        off, i = read_varint(blob, i)
+        pe, i = read_varint(blob, i)
+        checks.append((off, pe))
     stream = blob[i:]
-    vals = varints(stream)
+    # every varint of the stream, and the byte offset of each token (to check the checkpoints)
+    vals, offsets, j = [], [], 0
+    while j < len(stream):
+        if len(vals) % 2 == 0:
+            offsets.append(j)
+        v, j = read_varint(stream, j)
+        vals.append(v)
     if len(vals) % 2:
         raise ValueError('odd number of varints')
-    # byte offset of each token in the stream, to compare with the checkpoints
-    offsets, j = [], 0
-    while j < len(stream):
-        offsets.append(j)
-        for _ in range(2):
-            while stream[j] & 0x80:
-                j += 1
-            j += 1
     out, prev, k, part, in_part, prev_ends = [], 0, 0, 0, 0, []
     while k < len(vals):
         while part < len(parts) and in_part == parts[part]:

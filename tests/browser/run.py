@@ -17,13 +17,14 @@ screenshots go to --out-dir. A missing node, npm or Chromium is a failure, not a
 import argparse
 import hashlib
 import os
-import re
-import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from serverlib import Server  # noqa: E402
 
 START_TIMEOUT = 15
 NODE_TIMEOUT = 150
@@ -59,41 +60,6 @@ def npm_ci(package_dir, work, node, npm):
     with open(stamp_path, "w") as f:
         f.write(stamp)
     return None
-
-
-class Server:
-    """atlas-serve on a free loopback port; stop() always ends it."""
-
-    def __init__(self, serve, index, workdir):
-        self.stderr = open(os.path.join(workdir, "atlas-serve.stderr"), "w+")
-        cmd = [serve, "--index", index, "--bind", "127.0.0.1", "--port", "0", "--threads", "2"]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.stderr)
-        ready, _, _ = select.select([self.proc.stdout], [], [], START_TIMEOUT)
-        line = self.proc.stdout.readline().decode(errors="replace") if ready else ""
-        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        if not m:
-            self.stop()
-            raise RuntimeError(f"atlas-serve did not start: {line!r} {self.stderr_text()}")
-        self.url = f"http://127.0.0.1:{m.group(1)}"
-
-    def stderr_text(self):
-        if not self.stderr.closed:
-            self.stderr.flush()
-        with open(self.stderr.name, errors="replace") as f:
-            return f.read()
-
-    def stop(self):
-        """Ends the server (SIGTERM, then SIGKILL). Returns its exit status."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc.stdout.close()
-        self.stderr.close()
-        return self.proc.returncode
 
 
 def run_node(node, script, env):
@@ -138,7 +104,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="atlas-browser-")
     server = None
     try:
-        server = Server(os.path.abspath(a.serve), os.path.abspath(a.index), tmp)
+        server = Server(os.path.abspath(a.index), tmp, serve=os.path.abspath(a.serve),
+                        start_timeout=START_TIMEOUT)
         print(f"setup: {server.url}/ serves {a.index}", flush=True)
         profile = os.path.join(tmp, "profile")  # a new, empty --user-data-dir
         os.mkdir(profile)

@@ -8,16 +8,16 @@ Known issues: a check of a known, open issue is made with known(): it prints XFA
 is there and XPASS once it is gone, and counts as a failure only with ATLAS_FAULTS_STRICT=1, so
 that the suite stays green while it is open. Fixed issues are checked with check().
 """
-import http.client
 import json
 import os
 import re
-import select
 import shutil
-import signal
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from serverlib import Server  # noqa: E402,F401  (F.Server for the fault tests)
 
 SERVE = os.environ.get('ATLAS_SERVE', '')
 QUERY = os.environ.get('ATLAS_QUERY', '')
@@ -120,75 +120,6 @@ def rss_parts(pid):
 def strip_took(body):
     """body with the took_ms timing zeroed."""
     return re.sub(rb'"took_ms":[-+0-9.eE]+', b'"took_ms":0', body)
-
-
-class Server:
-    """An atlas-serve process on a free port of 127.0.0.1 (--port 0; the port is read from its
-    stdout)."""
-
-    def __init__(self, index, workdir, *extra, threads=2):
-        stamp = time.monotonic_ns()
-        self.stderr_path = os.path.join(workdir, 'serve-stderr-%d.txt' % stamp)
-        self.stderr = open(self.stderr_path, 'w+')
-        cmd = [SERVE, '--index', index, '--bind', '127.0.0.1', '--port', '0', '--threads',
-               str(threads), '--log', os.path.join(workdir, 'access-%d.log' % stamp)] + list(extra)
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.stderr)
-        ready, _, _ = select.select([self.proc.stdout], [], [], TIMEOUT)
-        line = self.proc.stdout.readline().decode() if ready else ''
-        m = re.search(r'http://127\.0\.0\.1:(\d+)/', line)
-        if not m:
-            self.proc.kill()
-            self.proc.wait()
-            raise RuntimeError('atlas-serve did not start: %r %s' % (line, self.stderr_text()))
-        self.port = int(m.group(1))
-        self.pid = self.proc.pid
-
-    def stderr_text(self):
-        with open(self.stderr_path, errors='replace') as f:
-            return f.read()
-
-    def connect(self, timeout=TIMEOUT):
-        return http.client.HTTPConnection('127.0.0.1', self.port, timeout=timeout)
-
-    def request(self, path, method='GET', headers=None, conn=None, timeout=TIMEOUT):
-        """One request (on conn when given). Returns (status, headers by lower-case name, body)."""
-        own = conn is None
-        conn = conn or self.connect(timeout)
-        try:
-            conn.request(method, path, headers=headers or {})
-            res = conn.getresponse()
-            data = res.read()
-            return res.status, {k.lower(): v for k, v in res.getheaders()}, data
-        finally:
-            if own:
-                conn.close()
-
-    def get_json(self, path, **kw):
-        status, headers, body = self.request(path, **kw)
-        return status, headers, json.loads(body)
-
-    def health(self):
-        return self.get_json('/healthz')[2]
-
-    def stop(self):
-        """SIGTERM. Returns the exit status (None when it did not exit in time; then killed)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            return None
-        finally:
-            self.proc.stdout.close()
-            self.stderr.close()
-
-    def kill(self):
-        """SIGKILL (for cleanup after a failure); waits for the exit."""
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
 
 
 def need_env(*names):

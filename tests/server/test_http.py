@@ -8,11 +8,9 @@ Usage: test_http.py http | swap-load
 Environment: ATLAS_SERVE, ATLAS_QUERY, ATLAS_INDEX (the three binaries), ATLAS_REAL_INDEX (the
 index of the real corpus; only copies are served), ATLAS_CORPUS (the corpus, for rebuilds).
 """
-import http.client
 import json
 import os
 import re
-import select
 import shutil
 import signal
 import subprocess
@@ -21,6 +19,9 @@ import tempfile
 import threading
 import time
 import urllib.parse
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from serverlib import Server  # noqa: E402
 
 SERVE = os.environ['ATLAS_SERVE']
 QUERY = os.environ['ATLAS_QUERY']
@@ -40,70 +41,6 @@ def check(cond, what):
         failures.append(what)
         print('FAIL: ' + what, flush=True)
     return cond
-
-
-class Server:
-    """An atlas-serve process on a free loopback port (--port 0; the port is read from stdout)."""
-
-    def __init__(self, index, workdir, *extra):
-        stamp = time.monotonic_ns()
-        self.log = os.path.join(workdir, 'access-%d.log' % stamp)
-        self.stderr = open(os.path.join(workdir, 'stderr-%d.txt' % stamp), 'w+')
-        cmd = [SERVE, '--index', index, '--bind', '127.0.0.1', '--port', '0', '--threads', '2',
-               '--log', self.log] + list(extra)
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.stderr)
-        ready, _, _ = select.select([self.proc.stdout], [], [], TIMEOUT)
-        line = self.proc.stdout.readline().decode() if ready else ''
-        m = re.search(r'http://127\.0\.0\.1:(\d+)/', line)
-        if not m:
-            self.proc.kill()
-            raise RuntimeError('atlas-serve did not start: %r %s' % (line, self.stderr_text()))
-        self.port = int(m.group(1))
-
-    def stderr_text(self):
-        """Returns what the server wrote to stderr so far."""
-        with open(self.stderr.name) as f:
-            return f.read()
-
-    def connect(self):
-        """Returns a new (keep-alive) connection to the server."""
-        return http.client.HTTPConnection('127.0.0.1', self.port, timeout=TIMEOUT)
-
-    def request(self, path, method='GET', headers=None, body=None, conn=None):
-        """Sends one request, on conn when given. Returns (status, headers by lower-case name,
-        body)."""
-        own = conn is None
-        conn = conn or self.connect()
-        try:
-            conn.request(method, path, body=body, headers=headers or {})
-            res = conn.getresponse()
-            data = res.read()
-            return res.status, {k.lower(): v for k, v in res.getheaders()}, data
-        finally:
-            if own:
-                conn.close()
-
-    def get_json(self, path, **kw):
-        """GETs path. Returns (status, headers, the body parsed as JSON)."""
-        status, headers, body = self.request(path, **kw)
-        return status, headers, json.loads(body)
-
-    def health(self):
-        """Returns the /healthz document."""
-        return self.get_json('/healthz')[2]
-
-    def stop(self):
-        """Sends SIGTERM. Returns the exit status (None when it did not exit in time)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            return None
-        finally:
-            self.stderr.close()
 
 
 def strip_took(body):

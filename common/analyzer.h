@@ -41,9 +41,9 @@ void atlas_analyzer_free(atlas_analyzer *a);
  * _QUERY|_PREFIX or _AUX) and calls fn for each token. Document mode emits for every word its stem
  * and, colocated, the folded surface form when it differs, plus colocated compounds for identifiers
  * ("shard_map", "torch.compile", "rlcluster"); query mode emits stems, or the whole compound for an
- * identifier; prefix mode emits the folded surface form; aux mode (snippets, highlights) emits
- * one plain token per position, since FTS5 takes the matches from the index. Returns 0 (or fn's non-zero value when it
- * stopped early) or an SQLite error code from unicode61. */
+ * identifier; prefix mode emits the folded surface form; aux mode emits one plain token per
+ * position (what the token spans that snippets are cut by record, common/spans.h). Returns 0 (or
+ * fn's non-zero value when it stopped early) or an SQLite error code from unicode61. */
 int atlas_analyze(atlas_analyzer *a, int flags, const char *text, int n, atlas_token_fn fn,
 		  void *ctx);
 

@@ -128,9 +128,11 @@ void atlas_spans_writer_free(atlas_spans_writer *w)
 int atlas_spans_decode(atlas_span *out, int from, int to, const unsigned char *blob, int n,
 		       const int *part_sizes, int nparts)
 {
-	const unsigned char *p = blob, *end = blob + (n > 0 ? n : 0);
+	if (!blob || n <= 0 || from < 0 || to < from)
+		return -1; /* every list has at least its checkpoint count */
+	const unsigned char *p = blob, *end = blob + n;
 	unsigned nchecks;
-	if (from < 0 || to < from || get_varint(&p, end, &nchecks))
+	if (get_varint(&p, end, &nchecks))
 		return -1;
 	/* the last checkpoint at or before from: the token it is at, where, and the previous end */
 	unsigned c = (unsigned)(from / ATLAS_SPANS_EVERY);

@@ -102,7 +102,5 @@ void engine_normalize(atlas_engine *e, strbuf *out, const char *text, bool stem)
 unsigned long long letter_set(const char *w, int n);
 /* Document frequency of a folded surface word, 0 when unknown. */
 int vocab_df(const atlas_engine *e, const char *w, size_t n);
-/* Appends s[0..n) HTML-escaped, turning the \1 and \2 highlight markers into <mark> and </mark>. */
-void html_highlight(strbuf *out, const char *s, size_t n);
 
 #endif

@@ -755,19 +755,6 @@ static void best_first(ranked *rk, int n, int k, const atlas_engine *e)
 ** Snippets and sections.
 */
 
-void html_highlight(strbuf *out, const char *s, size_t n)
-{
-	size_t run = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] != '\1' && s[i] != '\2')
-			continue;
-		strbuf_append_html(out, s + run, i - run);
-		strbuf_puts(out, s[i] == '\1' ? "<mark>" : "</mark>");
-		run = i + 1;
-	}
-	strbuf_append_html(out, s + run, n - run);
-}
-
 /* A match inside one section: the token index in the section's heading or body part (see the
  * sections table in common/schema.c) and the phrase. */
 typedef struct sec_match {

@@ -208,6 +208,56 @@ static int load_sections(atlas_engine *e, atlas_error *err)
 	return rc;
 }
 
+/* Copies every section's text into the engine when the index is held in memory and the texts are
+ * small (SECTION_TEXTS_MAX): a hit's sections are then read without a statement each. Leaves
+ * e->texts NULL otherwise. Returns 0 or ATLAS_ENOMEM. */
+static int load_section_texts(atlas_engine *e, atlas_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	if (!e->in_memory || e->nsections == 0 ||
+	    sqlite3_prepare_v2(e->db,
+			       "SELECT total(length(CAST(heading AS BLOB)) + length(CAST(anchor AS BLOB)) +"
+			       " length(CAST(body AS BLOB)) + length(spans)) FROM sections",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	double bytes = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_double(st, 0) : 1e18;
+	sqlite3_finalize(st);
+	if (bytes > SECTION_TEXTS_MAX)
+		return 0;
+	section_text *t = atlas_arena_alloc(&e->strings, (size_t)e->nsections * sizeof(*t));
+	if (!t || sqlite3_prepare_v2(e->db, "SELECT id, heading, anchor, body, spans FROM sections ORDER BY id",
+				     -1, &st, NULL) != SQLITE_OK)
+		return t ? 0 : atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading section texts");
+	int n = 0, rc = 0;
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		if (sqlite3_column_int(st, 0) != n + 1 || n == e->nsections)
+			break; /* load_sections checked the numbering; a change since is not worth a copy */
+		section_text *x = &t[n];
+		const char *h = (const char *)sqlite3_column_text(st, 1);
+		x->nheading = sqlite3_column_bytes(st, 1);
+		x->heading = atlas_arena_strndup(&e->strings, h ? h : "", h ? (size_t)x->nheading : 0);
+		const char *a = (const char *)sqlite3_column_text(st, 2);
+		x->nanchor = sqlite3_column_bytes(st, 2);
+		x->anchor = atlas_arena_strndup(&e->strings, a ? a : "", a ? (size_t)x->nanchor : 0);
+		const char *b = (const char *)sqlite3_column_text(st, 3);
+		x->nbody = sqlite3_column_bytes(st, 3);
+		x->body = atlas_arena_strndup(&e->strings, b ? b : "", b ? (size_t)x->nbody : 0);
+		const void *sp = sqlite3_column_blob(st, 4);
+		x->nspans = sqlite3_column_bytes(st, 4);
+		unsigned char *copy = atlas_arena_alloc(&e->strings, (size_t)x->nspans + 1);
+		if (copy && sp)
+			memcpy(copy, sp, (size_t)x->nspans);
+		x->spans = copy;
+		if (!x->heading || !x->anchor || !x->body || !copy)
+			rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading section texts");
+		n++;
+	}
+	sqlite3_finalize(st);
+	if (!rc && n == e->nsections)
+		e->texts = t;
+	return rc;
+}
+
 /* Reads the token count of every fts column of every page (fts_docsize: per row, one SQLite
  * varint per column), so that ranking needs no lookup per row. A page whose sizes are missing or
  * malformed is left to FTS5 to answer. Returns 0 or ATLAS_ENOMEM. */
@@ -622,7 +672,8 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 		goto fail;
 	}
 	if ((rc = load_meta(e, err)) || (rc = load_docs(e, err)) || (rc = index_titles(e, err)) ||
-	    (rc = load_sections(e, err)) || (rc = load_col_sizes(e, err)) || (rc = load_vocab(e, err)) ||
+	    (rc = load_sections(e, err)) || (rc = load_section_texts(e, err)) ||
+	    (rc = load_col_sizes(e, err)) || (rc = load_vocab(e, err)) ||
 	    (rc = load_synonyms(e, err)) || (rc = prepare_all(e, err)))
 		goto fail;
 	/* one read transaction for the engine's life: the index never changes under it (a new index

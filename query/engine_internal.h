@@ -52,6 +52,18 @@ typedef struct section_info {
 	int body_pos, nbody;    /* positions in the body column */
 } section_info;
 
+/* A section's stored text: heading, anchor, body (bytes, not NUL-terminated in general) and the
+ * packed spans of its tokens. */
+typedef struct section_text {
+	const char *heading, *anchor, *body;
+	const unsigned char *spans;
+	int nheading, nanchor, nbody, nspans;
+} section_text;
+
+/* The engine keeps a copy of every section's text when they take at most this many bytes in all
+ * (the index is then read into memory too), so that a hit's sections cost no SQLite statement. */
+#define SECTION_TEXTS_MAX (4 << 20)
+
 /* Block size of the engine's arena: at least glibc's mmap threshold as atlas-serve sets it, so that
  * an engine freed after an index swap returns its strings to the system whole. */
 #define ENGINE_ARENA_BLOCK (256 * 1024)
@@ -85,6 +97,7 @@ struct atlas_engine {
 	} meta[32];
 	int nmeta;
 	section_info *sections; /* sections[id - 1] */
+	section_text *texts;    /* texts[id - 1], in the arena; NULL: read per query from the index */
 	int nsections;
 	match_record rec;       /* atlas_rank's matches of the current query */
 	int *col_sizes;         /* tokens per fts column of every page, for atlas_rank */

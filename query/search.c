@@ -1017,6 +1017,30 @@ static void score_sections(sections_scratch *x, int ns, const placed *pm, int np
 	qsort(x->scores, (size_t)ns, sizeof(*x->scores), cmp_sec_score);
 }
 
+/* The stored text of section sec (an index in e->sections): the engine's copy when it holds one,
+ * else the row read by st_section_text, valid until that statement is reset (the caller resets it
+ * either way). Returns false when the row cannot be read. */
+static bool section_row(atlas_engine *e, int sec, section_text *out)
+{
+	if (e->texts) {
+		*out = e->texts[sec];
+		return true;
+	}
+	sqlite3_stmt *st = e->st_section_text;
+	sqlite3_bind_int(st, 1, sec + 1);
+	if (sqlite3_step(st) != SQLITE_ROW)
+		return false;
+	out->heading = (const char *)sqlite3_column_text(st, 0);
+	out->nheading = sqlite3_column_bytes(st, 0);
+	out->anchor = (const char *)sqlite3_column_text(st, 1);
+	out->nanchor = sqlite3_column_bytes(st, 1);
+	out->body = (const char *)sqlite3_column_text(st, 2);
+	out->nbody = sqlite3_column_bytes(st, 2);
+	out->spans = sqlite3_column_blob(st, 3);
+	out->nspans = sqlite3_column_bytes(st, 3);
+	return true;
+}
+
 /* Best-matching sections of every hit on the page, from the matches the candidate pass recorded:
  * each section scored by the phrases it holds (the phrase's IDF, RANK_SEC_HEADING times in the
  * heading, RANK_SEC_REPEAT more for each of up to RANK_SEC_REPEATS repeats in the body), text read
@@ -1086,16 +1110,13 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const pla
 			int need = si->nhead + to;
 			if (grow((void **)&x.sp, &x.spcap, need, sizeof(*x.sp)))
 				continue;
-			sqlite3_stmt *st = e->st_section_text;
-			sqlite3_bind_int(st, 1, sec + 1);
-			if (sqlite3_step(st) == SQLITE_ROW) {
-				const char *heading = (const char *)sqlite3_column_text(st, 0);
-				const char *anchor = (const char *)sqlite3_column_text(st, 1);
-				const char *text = (const char *)sqlite3_column_text(st, 2);
-				int nheading = sqlite3_column_bytes(st, 0), ntext = sqlite3_column_bytes(st, 2);
-				const unsigned char *blob = sqlite3_column_blob(st, 3);
+			section_text row;
+			if (section_row(e, sec, &row)) {
+				const char *heading = row.heading, *anchor = row.anchor, *text = row.body;
+				int nheading = row.nheading, ntext = row.nbody;
+				const unsigned char *blob = row.spans;
 				/* the heading's spans, then only the body's window */
-				int nb = sqlite3_column_bytes(st, 3);
+				int nb = row.nspans;
 				int got = atlas_spans_decode(x.sp, 0, si->nhead, blob, nb, parts, 2);
 				if (got == si->nhead && to > from)
 					got += atlas_spans_decode(x.sp + si->nhead + from, si->nhead + from, need, blob, nb,
@@ -1116,12 +1137,13 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const pla
 						strbuf_append_html(&hb, heading, (size_t)nheading);
 					atlas_section_hit *out = &hit->sections[hit->nsections++];
 					out->heading = strbuf_detach(&hb);
-					out->anchor = strdup(anchor);
+					out->anchor = strndup(anchor, (size_t)row.nanchor);
 					out->snippet = strbuf_detach(&sn);
 				}
 				strbuf_free(&sn);
 			}
-			sqlite3_reset(st);
+			if (!e->texts)
+				sqlite3_reset(e->st_section_text);
 		}
 	describe:
 		if (!hit->snippet) {

@@ -674,7 +674,7 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 	if ((rc = load_meta(e, err)) || (rc = load_docs(e, err)) || (rc = index_titles(e, err)) ||
 	    (rc = load_sections(e, err)) || (rc = load_section_texts(e, err)) ||
 	    (rc = load_col_sizes(e, err)) || (rc = load_vocab(e, err)) ||
-	    (rc = load_synonyms(e, err)) || (rc = prepare_all(e, err)))
+	    (rc = load_synonyms(e, err)) || (rc = prepare_all(e, err)) || (rc = next_cache_load(e, err)))
 		goto fail;
 	/* one read transaction for the engine's life: the index never changes under it (a new index
 	 * is a new file), and no statement then takes and drops a lock of its own */
@@ -727,6 +727,7 @@ void atlas_engine_free(atlas_engine *e)
 	free(e->mark);
 	free(e->cand);
 	free(e->sections);
+	next_cache_free(e->next_cache);
 	free(e->col_sizes);
 	match_record_free(&e->rec);
 	free(e);

@@ -98,6 +98,7 @@ struct atlas_engine {
 	int nmeta;
 	section_info *sections; /* sections[id - 1] */
 	section_text *texts;    /* texts[id - 1], in the arena; NULL: read per query from the index */
+	struct next_cache *next_cache; /* read-next candidates held in memory, or NULL (next.c) */
 	int nsections;
 	match_record rec;       /* atlas_rank's matches of the current query */
 	int *col_sizes;         /* tokens per fts column of every page, for atlas_rank */
@@ -106,6 +107,16 @@ struct atlas_engine {
 	unsigned generation;
 	candidate *cand;
 };
+
+/* Read-next candidates of a small index held by the engine (at most this many rows; the index is
+ * then read into memory too), with their reasons made, so that a request runs no statement. */
+#define NEXT_CACHE_MAX_ROWS 200000
+typedef struct next_cache next_cache;
+/* Loads them into e->next_cache when the index qualifies (else leaves it NULL). Returns 0, or
+ * ATLAS_ENOMEM with err set. */
+int next_cache_load(atlas_engine *e, atlas_error *err);
+/* Frees a cache. Accepts NULL. */
+void next_cache_free(next_cache *nc);
 
 /* Folded surface words (or stems) of text, space-separated, appended to out. */
 void engine_normalize(atlas_engine *e, strbuf *out, const char *text, bool stem);

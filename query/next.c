@@ -96,13 +96,21 @@ static char *reason_text(const atlas_engine *e, const reason *r)
 	return strdup(buf);
 }
 
-static nx *slot_for(nx *all, int *n, atlas_engine *e, int doc)
+/* The candidate for page doc in all[0..*n), added (grown as needed) when absent. Returns NULL when
+ * out of memory. */
+static nx *slot_for(nx **all, int *n, int *cap, int doc)
 {
-	(void)e;
 	for (int i = 0; i < *n; i++)
-		if (all[i].doc == doc)
-			return &all[i];
-	nx *c = &all[(*n)++];
+		if ((*all)[i].doc == doc)
+			return &(*all)[i];
+	if (*n == *cap) {
+		nx *more = realloc(*all, (size_t)*cap * 2 * sizeof(nx));
+		if (!more)
+			return NULL;
+		*all = more;
+		*cap *= 2;
+	}
+	nx *c = &(*all)[(*n)++];
 	memset(c, 0, sizeof(*c));
 	c->doc = doc;
 	return c;
@@ -118,6 +126,131 @@ static int cmp_nx(const nx *x, const nx *y, const atlas_engine *e)
 	if (x->score != y->score)
 		return x->score > y->score ? -1 : 1;
 	return strcmp(e->docs[x->doc].path, e->docs[y->doc].path);
+}
+
+/* A small index's read-next candidates, read once when the engine opens, their reasons made:
+ * page d's are rows[start[d] .. start[d + 1]), in the stored order. */
+struct next_cache {
+	int *start;
+	struct cached_row {
+		int doc;
+		reason r;
+	} *rows;
+};
+
+static int row_reason(reason *out, const char *sig, double w, const char *detail, atlas_arena *a);
+
+void next_cache_free(next_cache *nc)
+{
+	if (!nc)
+		return;
+	free(nc->start);
+	free(nc->rows);
+	free(nc);
+}
+
+int next_cache_load(atlas_engine *e, atlas_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	if (!e->in_memory || sqlite3_prepare_v2(e->db, "SELECT count(*) FROM next_candidates", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	int total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+	sqlite3_finalize(st);
+	if (total < 0 || total > NEXT_CACHE_MAX_ROWS)
+		return 0;
+	next_cache *nc = calloc(1, sizeof(*nc));
+	if (nc) {
+		nc->start = calloc((size_t)e->ndocs + 2, sizeof(int));
+		nc->rows = malloc((size_t)(total ? total : 1) * sizeof(*nc->rows));
+	}
+	if (!nc || !nc->start || !nc->rows) {
+		next_cache_free(nc);
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading read-next candidates");
+	}
+	if (sqlite3_prepare_v2(e->db, "SELECT src, dst, signal, weight, detail FROM next_candidates ORDER BY src, seq",
+			       -1, &st, NULL) != SQLITE_OK) {
+		next_cache_free(nc);
+		return 0;
+	}
+	/* rows by source page (the query orders them so): count them into start[src + 1], then make
+	 * the counts offsets */
+	int n = 0, rc = 0;
+	while (!rc && n < total && sqlite3_step(st) == SQLITE_ROW) {
+		int s = doc_of_id(e, sqlite3_column_int(st, 0)), d = doc_of_id(e, sqlite3_column_int(st, 1));
+		const char *sig = (const char *)sqlite3_column_text(st, 2);
+		const char *detail = (const char *)sqlite3_column_text(st, 4);
+		if (s < 0 || d < 0 || !sig || !detail)
+			continue;
+		reason r;
+		int got = row_reason(&r, sig, sqlite3_column_double(st, 3), detail, &e->strings);
+		if (got < 0)
+			rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading read-next candidates");
+		if (got <= 0)
+			continue;
+		nc->rows[n].doc = d;
+		nc->rows[n].r = r;
+		nc->start[s + 1]++;
+		n++;
+	}
+	sqlite3_finalize(st);
+	if (rc) {
+		next_cache_free(nc);
+		return rc;
+	}
+	for (int d = 0; d < e->ndocs; d++)
+		nc->start[d + 1] += nc->start[d];
+	e->next_cache = nc;
+	return 0;
+}
+
+/* The reason a stored candidate row gives (its signal, weight and detail), with the detail's text
+ * copied into a. Returns 1, or 0 for a signal this build does not know (no weight, no reason), or
+ * -1 when out of memory. */
+static int row_reason(reason *out, const char *sig, double w, const char *detail, atlas_arena *a)
+{
+	reason r = { R_GRAPH, 0, NULL, 0 };
+	bool text = true;
+	if (strncmp(sig, "guide_", 6) == 0) {
+		/* detail: guide id|step|guide title */
+		const char *bar1 = strchr(detail, '|'), *bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
+		r.kind = R_STEP;
+		r.step = bar1 ? atoi(bar1 + 1) : 0;
+		r.w = strcmp(sig + 6, "prev") == 0 ? NEXT_W_GUIDE_PREV
+		      : strcmp(sig + 6, "next") == 0 ? NEXT_W_GUIDE_NEXT : NEXT_W_GUIDE_START;
+		const char *title = bar2 ? bar2 + 1 : "";
+		r.detail = atlas_arena_strndup(a, title, strlen(title));
+	} else if (strcmp(sig, "link_out") == 0) {
+		r.kind = R_LINK_OUT;
+		r.w = NEXT_W_LINK_OUT;
+	} else if (strcmp(sig, "link_in") == 0) {
+		r.kind = R_LINK_IN;
+		r.w = NEXT_W_LINK_IN;
+	} else if (strcmp(sig, "builds_on") == 0) {
+		r.kind = R_BUILDS_ON;
+		r.w = NEXT_W_BUILDS_ON;
+	} else if (strcmp(sig, "prereq") == 0) {
+		r.kind = R_PREREQ;
+		r.w = NEXT_W_PREREQ;
+	} else if (strcmp(sig, "same_topic") == 0 || strcmp(sig, "topic_member") == 0) {
+		r.kind = sig[0] == 's' ? R_TOPIC : R_TOPIC_MEMBER;
+		r.w = r.kind == R_TOPIC ? NEXT_W_TOPIC : NEXT_W_TOPIC_MEMBER * w;
+		r.detail = atlas_arena_strndup(a, detail, strlen(detail));
+	} else if (strcmp(sig, "similar") == 0) {
+		r.kind = R_SIMILAR;
+		r.w = NEXT_W_SIMILAR * w;
+		r.detail = atlas_arena_strndup(a, detail, strlen(detail));
+	} else if (strcmp(sig, "graph") == 0) {
+		r.kind = R_GRAPH;
+		r.w = NEXT_W_GRAPH * w;
+	} else
+		text = false; /* a signal this build does not know: no weight, no reason */
+	if (!text)
+		return 0;
+	if ((r.kind == R_STEP || r.kind == R_TOPIC || r.kind == R_TOPIC_MEMBER || r.kind == R_SIMILAR) &&
+	    !r.detail)
+		return -1; /* out of memory for its detail */
+	*out = r;
+	return 1;
 }
 
 int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params *p, atlas_error *err)
@@ -152,71 +285,38 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 	if (!all)
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
 	atlas_arena details = ATLAS_ARENA_INIT(4096); /* copies of the rows' details */
-	sqlite3_stmt *st = e->st_next;
-	sqlite3_bind_int(st, 1, e->docs[src].id);
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int d = doc_of_id(e, sqlite3_column_int(st, 0));
-		if (d < 0)
-			continue;
-		if (n == cap) {
-			nx *more = realloc(all, (size_t)cap * 2 * sizeof(nx));
-			if (!more)
+	int rc = SQLITE_DONE;
+	if (e->next_cache) {
+		/* a small index's candidates, read at open with their reasons made */
+		const next_cache *nc = e->next_cache;
+		for (int i = nc->start[src]; i < nc->start[src + 1]; i++) {
+			nx *c = slot_for(&all, &n, &cap, nc->rows[i].doc);
+			if (!c)
 				break;
-			all = more;
-			cap *= 2;
+			c->score += nc->rows[i].r.w;
+			add_reason(c, &nc->rows[i].r);
 		}
-		nx *c = slot_for(all, &n, e, d);
-		const char *sig = (const char *)sqlite3_column_text(st, 1);
-		double w = sqlite3_column_double(st, 2);
-		const char *detail = (const char *)sqlite3_column_text(st, 3);
-		if (!sig || !detail)
-			continue;
-		reason r = { R_GRAPH, 0, NULL, 0 };
-		bool text = true;
-		if (strncmp(sig, "guide_", 6) == 0) {
-			/* detail: guide id|step|guide title */
-			const char *bar1 = strchr(detail, '|'), *bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
-			r.kind = R_STEP;
-			r.step = bar1 ? atoi(bar1 + 1) : 0;
-			r.w = strcmp(sig + 6, "prev") == 0 ? NEXT_W_GUIDE_PREV
-			      : strcmp(sig + 6, "next") == 0 ? NEXT_W_GUIDE_NEXT : NEXT_W_GUIDE_START;
-			const char *title = bar2 ? bar2 + 1 : "";
-			r.detail = atlas_arena_strndup(&details, title, strlen(title));
-		} else if (strcmp(sig, "link_out") == 0) {
-			r.kind = R_LINK_OUT;
-			r.w = NEXT_W_LINK_OUT;
-		} else if (strcmp(sig, "link_in") == 0) {
-			r.kind = R_LINK_IN;
-			r.w = NEXT_W_LINK_IN;
-		} else if (strcmp(sig, "builds_on") == 0) {
-			r.kind = R_BUILDS_ON;
-			r.w = NEXT_W_BUILDS_ON;
-		} else if (strcmp(sig, "prereq") == 0) {
-			r.kind = R_PREREQ;
-			r.w = NEXT_W_PREREQ;
-		} else if (strcmp(sig, "same_topic") == 0 || strcmp(sig, "topic_member") == 0) {
-			r.kind = sig[0] == 's' ? R_TOPIC : R_TOPIC_MEMBER;
-			r.w = r.kind == R_TOPIC ? NEXT_W_TOPIC : NEXT_W_TOPIC_MEMBER * w;
-			r.detail = atlas_arena_strndup(&details, detail, strlen(detail));
-		} else if (strcmp(sig, "similar") == 0) {
-			r.kind = R_SIMILAR;
-			r.w = NEXT_W_SIMILAR * w;
-			r.detail = atlas_arena_strndup(&details, detail, strlen(detail));
-		} else if (strcmp(sig, "graph") == 0) {
-			r.kind = R_GRAPH;
-			r.w = NEXT_W_GRAPH * w;
-		} else
-			text = false; /* a signal this build does not know: no weight, no reason */
-		if ((r.kind == R_STEP || r.kind == R_TOPIC || r.kind == R_TOPIC_MEMBER || r.kind == R_SIMILAR) &&
-		    !r.detail)
-			text = false; /* out of memory for its detail */
-		if (!text)
-			continue;
-		c->score += r.w;
-		add_reason(c, &r);
+	} else {
+		sqlite3_stmt *st = e->st_next;
+		sqlite3_bind_int(st, 1, e->docs[src].id);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			int d = doc_of_id(e, sqlite3_column_int(st, 0));
+			if (d < 0)
+				continue;
+			nx *c = slot_for(&all, &n, &cap, d);
+			if (!c)
+				break;
+			const char *sig = (const char *)sqlite3_column_text(st, 1);
+			double w = sqlite3_column_double(st, 2);
+			const char *detail = (const char *)sqlite3_column_text(st, 3);
+			reason r;
+			if (!sig || !detail || row_reason(&r, sig, w, detail, &details) <= 0)
+				continue;
+			c->score += r.w;
+			add_reason(c, &r);
+		}
+		sqlite3_reset(st);
 	}
-	sqlite3_reset(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
 		free(all);
 		atlas_arena_free(&details);
@@ -243,8 +343,8 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 				if (!read && steps[i] >= 0)
 					chosen = i;
 			}
-			if (chosen >= 0 && n < cap) {
-				nx *c = slot_for(all, &n, e, steps[chosen]);
+			nx *c = chosen >= 0 ? slot_for(&all, &n, &cap, steps[chosen]) : NULL;
+			if (c) {
 				reason r = { R_STEP, chosen + 1, e->docs[guide].title, NEXT_W_GUIDE_CHOSEN };
 				c->score += r.w;
 				add_reason(c, &r);

@@ -12,6 +12,7 @@
 #include "stopwords.h"
 #include "strbuf.h"
 #include "strmap.h"
+#include "topk.h"
 
 /* Candidates kept per page for the signals that could otherwise grow with the corpus. */
 #define TOPIC_MATES_MAX 12
@@ -395,49 +396,11 @@ static int cmp_scored_desc(const void *a, const void *b)
 	return x->doc - y->doc;
 }
 
-/* Puts the k best of a[0..n) first, best first (cmp_scored_desc), the rest in no order: a heap of
- * the k best met so far, since a page's candidates run to thousands and only a dozen are kept. */
-static void best_scored(scored *a, int n, int k)
+/* cmp_scored_desc in atlas_best_first's form. */
+static int cmp_scored_ctx(const void *a, const void *b, void *ctx)
 {
-	if (k >= n / 2) {
-		if (n > 1)
-			qsort(a, (size_t)n, sizeof(*a), cmp_scored_desc);
-		return;
-	}
-	/* a[0..k) is a heap whose root is the worst of those kept */
-	for (int i = 0; i < n; i++) {
-		if (i >= k && cmp_scored_desc(&a[i], &a[0]) >= 0)
-			continue;
-		int at;
-		if (i < k) {
-			at = i; /* grow the heap: sift up */
-			while (at > 0 && cmp_scored_desc(&a[at], &a[(at - 1) / 2]) > 0) {
-				scored t = a[at];
-				a[at] = a[(at - 1) / 2];
-				a[(at - 1) / 2] = t;
-				at = (at - 1) / 2;
-			}
-			continue;
-		}
-		scored t = a[0];
-		a[0] = a[i];
-		a[i] = t;
-		at = 0; /* replace the root: sift down */
-		for (;;) {
-			int worst = at, l = 2 * at + 1, r = l + 1;
-			if (l < k && cmp_scored_desc(&a[l], &a[worst]) > 0)
-				worst = l;
-			if (r < k && cmp_scored_desc(&a[r], &a[worst]) > 0)
-				worst = r;
-			if (worst == at)
-				break;
-			t = a[at];
-			a[at] = a[worst];
-			a[worst] = t;
-			at = worst;
-		}
-	}
-	qsort(a, (size_t)k, sizeof(*a), cmp_scored_desc);
+	(void)ctx;
+	return cmp_scored_desc(a, b);
 }
 
 /* Readable form of a term: its most frequent surface form. Fills names[term] (caller frees the
@@ -627,7 +590,8 @@ static void text_signals(out_ctx *o, const corpus *c, const int *id_of, atlas_an
 			top[k] = acc[hit[k]];
 			acc[hit[k]].score = 0;
 		}
-		best_scored(top, nhit, SIMILAR_MAX);
+		/* only the dozen best of a page's candidates, which run to thousands, are sorted */
+		atlas_best_first(top, (size_t)nhit, SIMILAR_MAX, sizeof(scored), cmp_scored_ctx, NULL);
 		for (int k = 0; k < nhit && k < SIMILAR_MAX; k++) {
 			char detail[512] = "";
 			for (int r = 0; r < 3 && top[k].t[r] >= 0; r++) {
@@ -780,7 +744,7 @@ static void ppr_signals(out_ctx *o, const corpus *c, const int *id_of)
 			if (d != src && p[d] > 0 && c->pages[d].type != PAGE_SITE)
 				top[nk++] = (scored){ d, (float)p[d], { -1, -1, -1 }, { 0, 0, 0 } };
 		}
-		best_scored(top, nk, GRAPH_MAX);
+		atlas_best_first(top, (size_t)nk, GRAPH_MAX, sizeof(scored), cmp_scored_ctx, NULL);
 		for (int k = 0; k < nk && k < GRAPH_MAX; k++)
 			emit(o, id_of[src], id_of[top[k].doc], SIG_GRAPH, top[k].score / top[0].score, "");
 		for (int k = 0; k < nt; k++) {

@@ -12,6 +12,7 @@
 #include "rank.h"
 #include "spans.h"
 #include "stopwords.h"
+#include "topk.h"
 
 #define MAX_TERMS 32
 #define MAX_ALTS 12
@@ -713,44 +714,6 @@ static int cmp_ranked(const void *a, const void *b, void *ctx)
 	return strcmp(e->docs[x->doc].path, e->docs[y->doc].path);
 }
 
-/* Sifts rk[i] down the heap rk[0..n) whose root is the worst of the best (cmp_ranked's last). */
-static void sift_down(ranked *rk, int n, int i, const atlas_engine *e)
-{
-	for (;;) {
-		int worst = i, l = 2 * i + 1, r = l + 1;
-		if (l < n && cmp_ranked(&rk[l], &rk[worst], (void *)e) > 0)
-			worst = l;
-		if (r < n && cmp_ranked(&rk[r], &rk[worst], (void *)e) > 0)
-			worst = r;
-		if (worst == i)
-			return;
-		ranked t = rk[i];
-		rk[i] = rk[worst];
-		rk[worst] = t;
-		i = worst;
-	}
-}
-
-/* Puts the k best of rk[0..n) first, in order (the rest in no order): a heap of the k best met so
- * far, so that a query matching tens of thousands of pages sorts only the page it shows. */
-static void best_first(ranked *rk, int n, int k, const atlas_engine *e)
-{
-	if (k >= n / 2) {
-		qsort_r(rk, (size_t)n, sizeof(ranked), cmp_ranked, (void *)e);
-		return;
-	}
-	for (int i = k / 2 - 1; i >= 0; i--)
-		sift_down(rk, k, i, e);
-	for (int i = k; i < n; i++)
-		if (cmp_ranked(&rk[i], &rk[0], (void *)e) < 0) {
-			ranked t = rk[0];
-			rk[0] = rk[i];
-			rk[i] = t;
-			sift_down(rk, k, 0, e);
-		}
-	qsort_r(rk, (size_t)k, sizeof(ranked), cmp_ranked, (void *)e);
-}
-
 /**************************************************************************************************
 ** Snippets and sections.
 */
@@ -1361,7 +1324,8 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		rk[nrk++] = (ranked){ d, c->score };
 	}
 	strbuf_free(&qs);
-	best_first(rk, nrk, p->offset + limit, e);
+	/* only the page shown is sorted: a query may match tens of thousands of pages */
+	atlas_best_first(rk, (size_t)nrk, (size_t)(p->offset + limit), sizeof(ranked), cmp_ranked, e);
 	res->total = nrk;
 	if (counted > nrk && !p->type && !p->topic)
 		res->total = counted;

@@ -271,6 +271,19 @@ static void word_alts(qterm *t, const char *w)
  * query, which merges the lists of every term with the prefix), one per stem: a completion that
  * stems like the word itself or like a completion already taken ("cache": "caching", "caches")
  * would match the same pages again and only count them twice. */
+/* Whether completion v of a typed word of len bytes is an identifier whose first parts, cut at a
+ * separator at or past the typed text ("tpu" of "tpu_lowering_rule", "jax.numpy" of
+ * "jax.numpy.einsum"), are a vocabulary word themselves: pages holding v hold that word too (the
+ * tokenizer indexes an identifier's parts beside it), so v would find nothing the shorter word
+ * does not, at the cost of one more phrase for FTS5 to merge. */
+static bool subsumed(const atlas_engine *e, const vocab_entry *v, size_t len)
+{
+	for (int i = v->len - 1; i >= (int)len; i--)
+		if (strchr("-_./:", v->term[i]) && v->term[i] && (i == (int)len || vocab_df(e, v->term, (size_t)i) > 0))
+			return true;
+	return false;
+}
+
 static void expand_prefix(atlas_engine *e, qterm *t)
 {
 	size_t len = strlen(t->word);
@@ -290,7 +303,7 @@ static void expand_prefix(atlas_engine *e, qterm *t)
 		const vocab_entry *v = &e->vocab[i];
 		if (strncmp(v->term, t->word, len) != 0)
 			break;
-		if ((size_t)v->len == len)
+		if ((size_t)v->len == len || subsumed(e, v, len))
 			continue;
 		int k;
 		if (ntop < POOL)
@@ -886,14 +899,31 @@ typedef struct placed {
 	int sec, idx, phrase;
 } placed;
 
+/* Orders a section's matches by token (heading ones first: their indexes are negative), then phrase. */
 static int cmp_placed(const void *a, const void *b)
 {
 	const placed *x = a, *y = b;
-	if (x->sec != y->sec)
-		return (x->sec > y->sec) - (x->sec < y->sec);
 	if (x->idx != y->idx)
 		return (x->idx > y->idx) - (x->idx < y->idx);
 	return (x->phrase > y->phrase) - (x->phrase < y->phrase);
+}
+
+/* Sorts the n matches of one section with cmp_placed: by insertion when few, the common case. */
+static void sort_placed(placed *a, int n)
+{
+	if (n > 24) {
+		qsort(a, (size_t)n, sizeof(*a), cmp_placed);
+		return;
+	}
+	for (int i = 1; i < n; i++) {
+		placed v = a[i];
+		int j = i;
+		while (j > 0 && cmp_placed(&a[j - 1], &v) > 0) {
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = v;
+	}
 }
 
 /* Per-query scratch of fill_sections, grown as needed. */
@@ -903,6 +933,8 @@ typedef struct sections_scratch {
 	int cap;
 	placed *pm;
 	int pcap;
+	placed *sm; /* the matches of the section being shown */
+	int smcap;
 	sec_match *m;
 	int mcap;
 	atlas_span *sp;
@@ -1041,29 +1073,26 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const pla
 				x.pm[np++] = (placed){ sec - first, hd ? idx - e->sections[sec].nhead : idx, in[i].phrase };
 		}
 		score_sections(&x, ns, x.pm, np, w);
-		if (np > 1)
-			qsort(x.pm, (size_t)np, sizeof(*x.pm), cmp_placed);
 		for (int k = 0; k < SECTION_KEEP && k < ns && x.scores[k].score > 0; k++) {
 			int sec = first + x.scores[k].sec;
 			const section_info *si = &e->sections[sec];
 			if (hit->snippet && (si->level == 0 || hit->nsections == 3))
 				continue; /* nothing more this section could give */
-			/* its matches: heading ones (negative) first, then body ones, by token */
-			int lo = 0, hi = np;
-			while (lo < hi) {
-				int mid = (lo + hi) / 2;
-				if (x.pm[mid].sec < x.scores[k].sec)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			int nm = 0, nhead_m = 0;
-			if (grow((void **)&x.m, &x.mcap, np - lo, sizeof(*x.m)))
+			/* its matches, gathered from the page's (in record order: phrase after phrase) and
+			 * sorted: heading ones (negative) first, then body ones, by token; only the few
+			 * sections shown are ever sorted */
+			int nsm = 0, nm = 0, nhead_m = 0;
+			if (grow((void **)&x.m, &x.mcap, np, sizeof(*x.m)) ||
+			    grow((void **)&x.sm, &x.smcap, np, sizeof(*x.sm)))
 				continue;
-			for (int i = lo; i < np && x.pm[i].sec == x.scores[k].sec; i++) {
-				x.m[nm++] = (sec_match){ x.pm[i].idx < 0 ? x.pm[i].idx + si->nhead : x.pm[i].idx,
-							 x.pm[i].phrase };
-				nhead_m += x.pm[i].idx < 0;
+			for (int i = 0; i < np; i++)
+				if (x.pm[i].sec == x.scores[k].sec)
+					x.sm[nsm++] = x.pm[i];
+			sort_placed(x.sm, nsm);
+			for (int i = 0; i < nsm; i++) {
+				x.m[nm++] = (sec_match){ x.sm[i].idx < 0 ? x.sm[i].idx + si->nhead : x.sm[i].idx,
+							 x.sm[i].phrase };
+				nhead_m += x.sm[i].idx < 0;
 			}
 			int parts[2] = { si->nhead, si->nlead + si->nbody }, from, to;
 			const sec_match *bm = x.m + nhead_m;
@@ -1120,6 +1149,7 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const pla
 	free(x.body);
 	free(x.touched);
 	free(x.pm);
+	free(x.sm);
 	free(x.m);
 	free(x.sp);
 }

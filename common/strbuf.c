@@ -63,20 +63,39 @@ int strbuf_printf(strbuf *sb, const char *fmt, ...)
 	return 0;
 }
 
+/* What strbuf_append_html writes for a byte, or NULL for the byte itself. Control bytes (line
+ * breaks and tabs among them) become spaces, as HTML shows them, and a backslash its entity: the
+ * output then holds nothing JSON would escape, and goes into a response as it is. */
+static const char *html_entity(unsigned char c)
+{
+	switch (c) {
+	case '&': return "&amp;";
+	case '<': return "&lt;";
+	case '>': return "&gt;";
+	case '"': return "&quot;";
+	case '\'': return "&#39;";
+	case '\\': return "&#92;";
+	default: return c < 0x20 ? " " : NULL;
+	}
+}
+
 int strbuf_append_html(strbuf *sb, const char *s, size_t n)
 {
+	/* bytes html_entity changes, for a scan that stops only at them */
+#define C4(c) [c] = 1, [c + 1] = 1, [c + 2] = 1, [c + 3] = 1
+	static const unsigned char special[256] = {
+		C4(0), C4(4), C4(8), C4(12), C4(16), C4(20), C4(24), C4(28),
+		['&'] = 1, ['<'] = 1, ['>'] = 1, ['"'] = 1, ['\''] = 1, ['\\'] = 1,
+	};
+#undef C4
+	if (strbuf_grow(sb, n))
+		return ATLAS_ENOMEM;
 	size_t run = 0;
 	for (size_t i = 0; i < n; i++) {
-		const char *ent = NULL;
-		switch (s[i]) {
-		case '&': ent = "&amp;"; break;
-		case '<': ent = "&lt;"; break;
-		case '>': ent = "&gt;"; break;
-		case '"': ent = "&quot;"; break;
-		case '\'': ent = "&#39;"; break;
-		default: continue;
-		}
-		if (strbuf_append(sb, s + run, i - run) || strbuf_puts(sb, ent))
+		unsigned char c = (unsigned char)s[i];
+		if (!special[c])
+			continue;
+		if (strbuf_append(sb, s + run, i - run) || strbuf_puts(sb, html_entity(c)))
 			return ATLAS_ENOMEM;
 		run = i + 1;
 	}

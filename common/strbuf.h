@@ -22,7 +22,8 @@ int strbuf_puts(strbuf *sb, const char *s);
 int strbuf_putc(strbuf *sb, char c);
 /* Appends printf-style formatted text. */
 int strbuf_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Appends s[0..n) with &, <, >, " and ' replaced by HTML entities. */
+/* Appends s[0..n) as HTML text: &, <, >, ", ' and \\ replaced by entities, control bytes (line
+ * breaks, tabs) by spaces. What it writes needs no escaping inside a JSON string either. */
 int strbuf_append_html(strbuf *sb, const char *s, size_t n);
 /* Returns the contents ("" when empty); the buffer stays owned by sb. */
 const char *strbuf_str(const strbuf *sb);

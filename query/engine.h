@@ -28,15 +28,15 @@ typedef struct atlas_search_params {
 } atlas_search_params;
 
 typedef struct atlas_section_hit {
-	char *heading;       /* HTML-escaped, with <mark> highlights */
+	char *heading;       /* HTML-escaped (strbuf_append_html), with <mark> highlights */
 	char *anchor;
-	char *snippet;       /* HTML-escaped, with <mark> highlights */
+	char *snippet;       /* HTML-escaped (strbuf_append_html), with <mark> highlights */
 } atlas_section_hit;
 
 typedef struct atlas_hit {
 	int doc;             /* index into the engine's documents */
 	double score;
-	char *snippet;
+	char *snippet;       /* HTML-escaped (strbuf_append_html), with <mark> highlights */
 	char *title_html;    /* title, HTML-escaped */
 	atlas_section_hit sections[3];
 	int nsections;

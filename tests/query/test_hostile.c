@@ -7,6 +7,7 @@
 
 #include "engine.h"
 #include "json.h"
+#include "strbuf.h"
 
 static int failures, checks;
 
@@ -43,6 +44,78 @@ static void run(atlas_engine *e, const char *label, const char *q, size_t n, int
 	free(json);
 	atlas_results_free(&r);
 	free(copy);
+}
+
+/* Every byte through the HTML escaper: what comes out holds no quote, backslash or control byte
+ * (so it goes into JSON unescaped), and reads back as the input, controls as spaces. */
+static void check_html_escaper(void)
+{
+	char in[255];
+	for (int i = 0; i < 255; i++)
+		in[i] = (char)(i + 1);
+	strbuf sb = STRBUF_INIT;
+	strbuf_append_html(&sb, in, sizeof(in));
+	const char *out = strbuf_str(&sb);
+	checks++;
+	for (const char *c = out; *c; c++)
+		if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) {
+			failures++;
+			printf("FAIL  HTML escaper left byte 0x%02x at %d\n", (unsigned char)*c, (int)(c - out));
+			strbuf_free(&sb);
+			return;
+		}
+	static const char *const ent[][2] = { { "&amp;", "&" },	  { "&lt;", "<" },  { "&gt;", ">" },
+					     { "&quot;", "\"" }, { "&#39;", "'" }, { "&#92;", "\\" } };
+	char back[512];
+	size_t n = 0;
+	for (const char *c = out; *c && n < sizeof(back) - 1;) {
+		size_t k = 0;
+		while (k < sizeof(ent) / sizeof(ent[0]) && strncmp(c, ent[k][0], strlen(ent[k][0])) != 0)
+			k++;
+		if (k < sizeof(ent) / sizeof(ent[0])) {
+			back[n++] = ent[k][1][0];
+			c += strlen(ent[k][0]);
+		} else
+			back[n++] = *c++;
+	}
+	back[n] = '\0';
+	checks++;
+	bool same = n == sizeof(in);
+	for (size_t i = 0; same && i < n; i++)
+		same = back[i] == ((unsigned char)in[i] < 0x20 ? ' ' : in[i]);
+	if (!same) {
+		failures++;
+		printf("FAIL  HTML escaper output does not read back as its input\n");
+	} else
+		printf("ok    HTML escaper: 255 bytes, nothing JSON would escape\n");
+	strbuf_free(&sb);
+}
+
+/* A snippet of text with a backslash and quotes: the response is valid JSON, and the reader sees
+ * the backslash (as an entity in the snippet's HTML). */
+static void check_snippet_escapes(atlas_engine *e)
+{
+	atlas_search_params p = { "metadata keys matching such as", 10, 0, NULL, NULL, false };
+	atlas_results r;
+	atlas_error err = { 0, "" };
+	checks++;
+	if (atlas_search(&r, e, &p, &err)) {
+		failures++;
+		printf("FAIL  backslash snippet: %s\n", err.msg);
+		return;
+	}
+	char *json = atlas_json_search(e, &r);
+	cJSON *parsed = json ? cJSON_Parse(json) : NULL;
+	cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(parsed, "results"), 0);
+	const char *snippet = cJSON_GetStringValue(cJSON_GetObjectItem(first, "snippet"));
+	if (!snippet || !strstr(snippet, "/&#92;d+(&#92;.&#92;d+)*$")) {
+		failures++;
+		printf("FAIL  backslash snippet: %s\n", snippet ? snippet : parsed ? "no snippet" : "invalid JSON");
+	} else
+		printf("ok    backslash snippet: %s\n", snippet);
+	cJSON_Delete(parsed);
+	free(json);
+	atlas_results_free(&r);
 }
 
 int main(int argc, char **argv)
@@ -94,6 +167,8 @@ int main(int argc, char **argv)
 	RUN("very long word", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 0);
 	RUN("percent and underscore", "%_% raft_", 1);
 	RUN("html", "<script>alert(1)</script>", -1);
+	check_html_escaper();
+	check_snippet_escapes(e);
 
 	/* parameters out of range are clear errors */
 	atlas_search_params bad = { "raft", 51, 0, NULL, NULL, false };

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "engine.h"
+#include "json.h"
 
 static double now_us(void)
 {
@@ -25,8 +26,11 @@ static void report(const char *what, double *t, int n)
 	if (!n)
 		return;
 	qsort(t, (size_t)n, sizeof(double), cmp_double);
-	printf("%-8s n=%-6d p50 %8.1f us  p90 %8.1f us  p99 %8.1f us  max %8.1f us\n", what, n,
-	       t[n / 2], t[(int)(n * 0.9)], t[(int)(n * 0.99)], t[n - 1]);
+	double sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += t[i];
+	printf("%-8s n=%-6d p50 %8.1f us  p90 %8.1f us  p99 %8.1f us  max %8.1f us  mean %8.1f us\n",
+	       what, n, t[n / 2], t[(int)(n * 0.9)], t[(int)(n * 0.99)], t[n - 1], sum / n);
 }
 
 int main(int argc, char **argv)
@@ -65,16 +69,21 @@ int main(int argc, char **argv)
 	int total = nq * rounds, nd = atlas_engine_ndocs(e);
 	double *ts = malloc((size_t)total * sizeof(double));
 	double *tg = malloc((size_t)total * sizeof(double));
+	double *tj = malloc((size_t)total * sizeof(double));
 	double *tn = malloc((size_t)(rounds * nd) * sizeof(double));
-	int n = 0, ng = 0, nn = 0;
+	int n = 0, ng = 0, nn = 0, nj = 0;
 	for (int r = 0; r < rounds; r++)
 		for (int i = 0; i < nq; i++) {
 			atlas_search_params p = { qs[i], 10, 0, NULL, NULL, false };
 			atlas_results res;
 			double t0 = now_us();
-			if (atlas_search(&res, e, &p, &err) == 0)
+			if (atlas_search(&res, e, &p, &err) == 0) {
+				ts[n++] = now_us() - t0;
+				t0 = now_us();
+				free(atlas_json_search(e, &res));
+				tj[nj++] = now_us() - t0;
 				atlas_results_free(&res);
-			ts[n++] = now_us() - t0;
+			}
 			atlas_suggestion s[10];
 			t0 = now_us();
 			atlas_suggest(s, 10, e, qs[i]);
@@ -90,6 +99,7 @@ int main(int argc, char **argv)
 			tn[nn++] = now_us() - t0;
 		}
 	report("search", ts, n);
+	report("json", tj, nj);
 	report("suggest", tg, ng);
 	report("next", tn, nn);
 	for (int i = 0; i < nq; i++)
@@ -97,6 +107,7 @@ int main(int argc, char **argv)
 	free(qs);
 	free(ts);
 	free(tg);
+	free(tj);
 	free(tn);
 	atlas_engine_free(e);
 	return 0;

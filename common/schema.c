@@ -42,6 +42,9 @@ const char atlas_schema_sql[] =
 	/* folded surface words with document and collection frequency, for spelling and typeahead */
 	"CREATE TABLE vocab(term TEXT PRIMARY KEY, df INTEGER NOT NULL, cf INTEGER NOT NULL)"
 	" WITHOUT ROWID;\n"
+	/* every indexed stem with the number of pages holding it, for estimates of a total that is
+	 * not counted */
+	"CREATE TABLE stems(stem TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;\n"
 	/* precomputed read-next candidates: one row per (source, target, signal), stored by source
 	 * (seq numbers the rows of a source) so that a page's candidates are one range */
 	"CREATE TABLE next_candidates(src INTEGER NOT NULL, seq INTEGER NOT NULL, dst INTEGER NOT NULL,"

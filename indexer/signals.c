@@ -46,6 +46,8 @@ typedef struct out_ctx {
 	int nrows, caprows;
 	vocab_row *vocab;         /* sorted by term */
 	int nvocab;
+	vocab_row *stems;         /* every stem with its document frequency (cf unused), sorted */
+	int nstems;
 	int rc;
 } out_ctx;
 
@@ -433,32 +435,35 @@ static int cmp_entry_key(const void *a, const void *b)
 	return strcmp((*(const strmap_entry *const *)a)->key, (*(const strmap_entry *const *)b)->key);
 }
 
-/* Keeps the vocabulary, sorted by term (appending to a B-tree in key order costs far less than
- * inserting at random places), for writing once the database is free. */
-static void keep_vocab(out_ctx *o, vec_ctx *v)
+/* Copies the keys of m with their counts (df[value], and cf[value] when cf is not NULL) into
+ * *rows (*n of them), sorted by key: appending to a B-tree in key order costs far less than
+ * inserting at random places. The rows are written once the database is free. On failure sets
+ * o->rc, naming what (e.g. "the vocabulary"); the rows kept so far stay for the caller to free. */
+static void keep_sorted(out_ctx *o, vocab_row **rows, int *n, const strmap *m, const int *df, const int *cf,
+			const char *what)
 {
-	const strmap_entry **sorted = malloc((size_t)(v->vocab.count ? v->vocab.count : 1) * sizeof(*sorted));
-	o->vocab = calloc((size_t)(v->vocab.count ? v->vocab.count : 1), sizeof(vocab_row));
-	if (!sorted || !o->vocab) {
+	const strmap_entry **sorted = malloc((m->count ? m->count : 1) * sizeof(*sorted));
+	*rows = calloc(m->count ? m->count : 1, sizeof(vocab_row));
+	if (!sorted || !*rows) {
 		free(sorted);
-		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory keeping the vocabulary");
+		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory keeping %s", what);
 		return;
 	}
 	size_t ns = 0;
-	for (size_t i = 0; i < v->vocab.cap; i++)
-		if (v->vocab.slots[i].key)
-			sorted[ns++] = &v->vocab.slots[i];
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slots[i].key)
+			sorted[ns++] = &m->slots[i];
 	qsort(sorted, ns, sizeof(*sorted), cmp_entry_key);
 	for (size_t i = 0; i < ns; i++) {
-		vocab_row *r = &o->vocab[o->nvocab];
+		vocab_row *r = &(*rows)[*n];
 		r->term = strdup(sorted[i]->key);
 		if (!r->term) {
-			o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory keeping the vocabulary");
+			o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory keeping %s", what);
 			break;
 		}
-		r->df = v->vdf[sorted[i]->value];
-		r->cf = v->vcf[sorted[i]->value];
-		o->nvocab++;
+		r->df = df[sorted[i]->value];
+		r->cf = cf ? cf[sorted[i]->value] : 0;
+		++*n;
 	}
 	free(sorted);
 }
@@ -503,7 +508,8 @@ static void text_signals(out_ctx *o, const corpus *c, const int *id_of, atlas_an
 	}
 	if (v.oom)
 		goto out;
-	keep_vocab(o, &v);
+	keep_sorted(o, &o->vocab, &o->nvocab, &v.vocab, v.vdf, v.vcf, "the vocabulary");
+	keep_sorted(o, &o->stems, &o->nstems, &v.terms, v.df, NULL, "the stems");
 	/* pass 2: tf-idf, normalized, truncated to the strongest MLT_TERMS terms */
 	for (int pi = 0; pi < n; pi++) {
 		double norm = 0;
@@ -823,11 +829,12 @@ fail_free:
 
 static int write_rows(signals *s, sqlite3 *db, atlas_error *err)
 {
-	sqlite3_stmt *cand = NULL, *voc = NULL;
+	sqlite3_stmt *cand = NULL, *voc = NULL, *stem = NULL;
 	int rc = 0;
 	if (sqlite3_prepare_v2(db, "INSERT INTO next_candidates(src, seq, dst, signal, weight, detail)"
 				   " VALUES(?,?,?,?,?,?)", -1, &cand, NULL) ||
-	    sqlite3_prepare_v2(db, "INSERT INTO vocab VALUES(?,?,?)", -1, &voc, NULL)) {
+	    sqlite3_prepare_v2(db, "INSERT INTO vocab VALUES(?,?,?)", -1, &voc, NULL) ||
+	    sqlite3_prepare_v2(db, "INSERT INTO stems VALUES(?,?)", -1, &stem, NULL)) {
 		rc = atlas_error_set(err, ATLAS_ESQL, "prepare: %s", sqlite3_errmsg(db));
 		goto out;
 	}
@@ -852,9 +859,18 @@ static int write_rows(signals *s, sqlite3 *db, atlas_error *err)
 			rc = atlas_error_set(err, ATLAS_ESQL, "insert vocabulary: %s", sqlite3_errmsg(db));
 		sqlite3_reset(voc);
 	}
+	for (int i = 0; !rc && i < s->o.nstems; i++) {
+		const vocab_row *r = &s->o.stems[i];
+		sqlite3_bind_text(stem, 1, r->term, -1, SQLITE_STATIC);
+		sqlite3_bind_int(stem, 2, r->df);
+		if (sqlite3_step(stem) != SQLITE_DONE)
+			rc = atlas_error_set(err, ATLAS_ESQL, "insert stem: %s", sqlite3_errmsg(db));
+		sqlite3_reset(stem);
+	}
 out:
 	sqlite3_finalize(cand);
 	sqlite3_finalize(voc);
+	sqlite3_finalize(stem);
 	return rc;
 }
 
@@ -878,6 +894,9 @@ int signals_finish(signals *s, sqlite3 *db, int *count, int *terms, atlas_error 
 	for (int i = 0; i < s->o.nvocab; i++)
 		free(s->o.vocab[i].term);
 	free(s->o.vocab);
+	for (int i = 0; i < s->o.nstems; i++)
+		free(s->o.stems[i].term);
+	free(s->o.stems);
 	atlas_analyzer_free(s->a);
 	free(s);
 	return rc;

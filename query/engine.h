@@ -52,6 +52,9 @@ typedef struct atlas_facet {
 typedef struct atlas_results {
 	char *query;         /* the query as understood (sanitized) */
 	int total;
+	/* false when total is an estimate: words so common that retrieval stopped at the pages
+	 * whose important fields hold them, and the rest were not counted (see atlas_search) */
+	bool total_exact;
 	double took_ms;
 	char *did_you_mean;  /* NULL when nothing was corrected */
 	atlas_hit *hits;

@@ -152,6 +152,7 @@ char *atlas_json_search(const atlas_engine *e, const atlas_results *r)
 	cJSON *root = begin(&a);
 	add_str(root, "query", r->query ? r->query : "");
 	add_num3(root, "total", r->total);
+	cJSON_AddItemToObjectCS(root, "total_exact", cJSON_CreateBool(r->total_exact));
 	add_num3(root, "took_ms", r->took_ms);
 	if (r->did_you_mean)
 		add_str(root, "did_you_mean", r->did_you_mean);

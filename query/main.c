@@ -233,7 +233,8 @@ int main(int argc, char **argv)
 					printf("%s\n", r.explain);
 				if (r.did_you_mean)
 					printf("did you mean: %s\n", r.did_you_mean);
-				printf("%d result%s (%.2f ms)\n", r.total, r.total == 1 ? "" : "s", r.took_ms);
+				printf("%s%d result%s (%.2f ms)\n", r.total_exact ? "" : "about ", r.total,
+				       r.total == 1 ? "" : "s", r.took_ms);
 				for (int i = 0; i < r.nhits; i++) {
 					const atlas_doc *d = atlas_engine_doc(e, r.hits[i].doc);
 					printf("%2d  %8.3f  %-9s %-44s %s\n    ", sp.offset + i + 1, r.hits[i].score,

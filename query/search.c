@@ -519,18 +519,88 @@ static int run_match(atlas_engine *e, const char *expr, bool strict, bool fields
 	return 0;
 }
 
-/* Counts the pages matching expr, without scoring them. */
-static int count_matches(atlas_engine *e, const char *expr, int *count, atlas_error *err)
+/* The pages holding stem s[0..n), from the index's stem table (0 when unknown). */
+static int stem_df(atlas_engine *e, const char *s, int n)
 {
-	sqlite3_stmt *st = e->st_count;
-	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(st);
-	*count = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_stmt *st = e->st_stem_df;
+	sqlite3_bind_text(st, 1, s, n, SQLITE_STATIC);
+	int df = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
-	if (rc != SQLITE_ROW)
-		return atlas_error_set(err, ATLAS_ESQL, "count failed: %s", sqlite3_errmsg(e->db));
-	return 0;
+	return df;
+}
+
+/* Pages of a phrase, at most those of its rarest position; a position's tokens stand for one
+ * another (colocated), so it has the pages of its most common one. */
+typedef struct phrase_df {
+	atlas_engine *e;
+	int df;       /* so far, over the positions closed; -1 before the first */
+	int pos_df;   /* the open position's */
+	bool open;
+} phrase_df;
+
+static void phrase_df_close(phrase_df *x)
+{
+	if (x->open && (x->df < 0 || x->pos_df < x->df))
+		x->df = x->pos_df;
+	x->open = false;
+}
+
+static int phrase_df_token(void *ctx, int tflags, const char *tok, int n, int start, int end)
+{
+	phrase_df *x = ctx;
+	(void)start;
+	(void)end;
+	int df = stem_df(x->e, tok, n);
+	if (!(tflags & FTS5_TOKEN_COLOCATED)) {
+		phrase_df_close(x);
+		x->pos_df = 0;
+		x->open = true;
+	}
+	if (df > x->pos_df)
+		x->pos_df = df;
+	return SQLITE_OK;
+}
+
+/* The pages of alternative alt (an FTS5 string: quoted, quotes doubled inside). */
+static int alt_df(atlas_engine *e, const char *alt)
+{
+	size_t n = strlen(alt);
+	char *text = malloc(n + 1);
+	if (!text)
+		return 0;
+	size_t o = 0;
+	for (size_t i = 1; i < n; i++) {
+		if (alt[i] == '"' && alt[i + 1] == '"')
+			text[o++] = alt[i++];
+		else if (alt[i] != '"' && alt[i] != '*')
+			text[o++] = alt[i];
+	}
+	text[o] = '\0';
+	phrase_df x = { e, -1, 0, false };
+	atlas_analyze(e->analyzer, FTS5_TOKENIZE_QUERY, text, (int)o, phrase_df_token, &x);
+	phrase_df_close(&x);
+	free(text);
+	return x.df > 0 ? x.df : 0;
+}
+
+/* Estimates the pages holding any content word of the plan, from the page counts of the stems,
+ * as if words (and a word's alternatives) fell on pages independently: N (1 - prod(1 - df/N)).
+ * The few lookups stand in for counting every page of the expression, which for the most common
+ * words walks lists as long as the index. */
+static int estimate_total(atlas_engine *e, const plan *pl)
+{
+	double n = e->ndocs > 0 ? e->ndocs : 1, none = 1.0;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated || t->stop)
+			continue;
+		for (int k = 0; k < t->nalts; k++) {
+			double df = alt_df(e, t->alts[k]);
+			none *= 1.0 - (df < n ? df : n) / n;
+		}
+	}
+	return (int)(n * (1.0 - none) + 0.5);
 }
 
 static bool has_topic(const atlas_doc *d, const char *topic)
@@ -1229,6 +1299,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 {
 	double t0 = now_ms();
 	memset(res, 0, sizeof(*res));
+	res->total_exact = true;
 	int limit = p->limit ? p->limit : 10;
 	if (limit < 1 || limit > ATLAS_LIMIT_MAX)
 		return atlas_error_set(err, ATLAS_EINVAL, "limit must be from 1 to %d", ATLAS_LIMIT_MAX);
@@ -1265,7 +1336,8 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	 *    ranked by coverage;
 	 * 3. when the words are so common that scoring every page holding one would cost too much,
 	 *    the fields that matter most first (title, keywords, headings, description), the body
-	 *    only when those give too few; the total then comes from a count, which needs no scoring.
+	 *    only when those give too few; the total is then estimated from the words' page counts
+	 *    (counting the pages of such words walked lists as long as the index, half the work).
 	 * Pages met in an earlier step keep what they matched there. */
 	int want = p->offset + limit;
 	if (want < RANK_MIN_CANDIDATES)
@@ -1300,9 +1372,6 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		}
 	}
 	strbuf_free(&expr);
-	int counted = -1;
-	if (pl.partial && (rc = count_matches(e, strbuf_str(&pl.relaxed), &counted, err)))
-		goto out;
 
 	/* query stems for the exact-title test: every word, stop words included */
 	strbuf qs = STRBUF_INIT;
@@ -1357,8 +1426,13 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	/* only the page shown is sorted: a query may match tens of thousands of pages */
 	atlas_best_first(rk, (size_t)nrk, (size_t)(p->offset + limit), sizeof(ranked), cmp_ranked, e);
 	res->total = nrk;
-	if (counted > nrk && !p->type && !p->topic)
-		res->total = counted;
+	res->total_exact = !pl.partial;
+	if (pl.partial && !p->type && !p->topic) {
+		/* the pages found are those whose important fields hold a word; the rest estimated */
+		int estimate = estimate_total(e, &pl);
+		if (estimate > nrk)
+			res->total = estimate;
+	}
 	for (int k = 0; k < 4; k++)
 		if (ntype[k])
 			res->types[res->ntypes++] = (atlas_facet){ types[k], types[k], ntype[k] };

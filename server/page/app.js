@@ -139,8 +139,9 @@
 	}
 
 	// Returns the sentence that announces a result count.
-	function countText(total, query) {
-		let n = total + ' results';
+	// An estimated total (total_exact false: very common words) reads "About N results".
+	function countText(total, query, exact) {
+		let n = (exact === false ? 'About ' : '') + total.toLocaleString('en-US') + ' results';
 		if (total === 0) n = 'No results';
 		else if (total === 1) n = '1 result';
 		let text = n + ' for “' + query + '”';
@@ -170,7 +171,7 @@
 		} else {
 			dymEl.hidden = true;
 		}
-		announce(countText(data.total, data.query));
+		announce(countText(data.total, data.query, data.total_exact));
 	}
 
 	// Returns the list item of one result: title (text), type, path, snippet and sections

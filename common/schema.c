@@ -24,6 +24,10 @@ const char atlas_schema_sql[] =
 	/* ranking index over whole pages; contentless, since the text lives in sections */
 	"CREATE VIRTUAL TABLE fts USING fts5(title, keywords, headings, description, body,"
 	" content='', tokenize='atlas');\n"
+	/* the same pages' important fields alone (the fts columns but body, same rowids): where the
+	 * most common words are looked for first, without walking their entries in every body */
+	"CREATE VIRTUAL TABLE fields USING fts5(title, keywords, headings, description,"
+	" content='', tokenize='atlas');\n"
 	/* the taxonomy: one row per topic path, parent NULL at the top */
 	"CREATE TABLE topics(path TEXT PRIMARY KEY, parent TEXT, title TEXT NOT NULL,"
 	" description TEXT NOT NULL, ord INTEGER NOT NULL, doc_id INTEGER);\n"

@@ -189,7 +189,7 @@ static int section_spans(writer *w, atlas_analyzer *a, atlas_spans_writer *sw, s
 
 static int write_docs(writer *w, const corpus *c, build_stats *stats)
 {
-	sqlite3_stmt *doc = NULL, *sec = NULL, *fts = NULL, *dt = NULL;
+	sqlite3_stmt *doc = NULL, *sec = NULL, *fts = NULL, *fields = NULL, *dt = NULL;
 	int rc = prepare(w, &doc, "INSERT INTO docs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (!rc)
 		rc = prepare(w, &sec, "INSERT INTO sections VALUES(?,?,?,?,?,?,?,?,?,?,?)");
@@ -199,6 +199,9 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	if (!rc)
 		rc = prepare(w, &fts, "INSERT INTO fts(rowid, title, keywords, headings, description, body)"
 				      " VALUES(?,?,?,?,?,?)");
+	if (!rc)
+		rc = prepare(w, &fields, "INSERT INTO fields(rowid, title, keywords, headings, description)"
+					 " VALUES(?,?,?,?,?)");
 	if (!rc)
 		rc = prepare(w, &dt, "INSERT OR IGNORE INTO doc_topics VALUES(?,?)");
 	int sec_id = 1;
@@ -269,6 +272,14 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 			sqlite3_bind_text(fts, 6, strbuf_str(&body), -1, SQLITE_STATIC);
 			rc = step_reset(w, fts, "insert into fts");
 		}
+		if (!rc) {
+			sqlite3_bind_int(fields, 1, id);
+			sqlite3_bind_text(fields, 2, p->title, -1, SQLITE_STATIC);
+			sqlite3_bind_text(fields, 3, strbuf_str(&kw), -1, SQLITE_STATIC);
+			sqlite3_bind_text(fields, 4, strbuf_str(&heads), -1, SQLITE_STATIC);
+			sqlite3_bind_text(fields, 5, p->description, -1, SQLITE_STATIC);
+			rc = step_reset(w, fields, "insert into fields");
+		}
 		for (int t = 0; !rc && t < p->ntopics; t++) {
 			sqlite3_bind_int(dt, 1, id);
 			sqlite3_bind_text(dt, 2, p->topics[t], -1, SQLITE_STATIC);
@@ -285,6 +296,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	sqlite3_finalize(doc);
 	sqlite3_finalize(sec);
 	sqlite3_finalize(fts);
+	sqlite3_finalize(fields);
 	sqlite3_finalize(dt);
 	atlas_analyzer_free(a);
 	return rc;
@@ -480,7 +492,7 @@ static int finish_fts(writer *w, const corpus *c, build_stats *stats)
 	/* a corpus that fits the in-memory hash was flushed as one segment per table already:
 	 * merging it again would only rewrite it */
 	if ((long long)c->bytes > w->fts_hash_bytes / 2 &&
-	    exec(w, "INSERT INTO fts(fts) VALUES('optimize')"))
+	    exec(w, "INSERT INTO fts(fts) VALUES('optimize'); INSERT INTO fields(fields) VALUES('optimize')"))
 		return w->err ? w->err->code : ATLAS_ESQL;
 	return exec(w, "COMMIT");
 }
@@ -539,10 +551,13 @@ int index_build(build_stats *stats, const corpus *c, const char *out_path, int f
 	if (!rc) {
 		/* one large in-memory hash before each flush, and no merging during the bulk load:
 		 * few segments, merged once by 'optimize' at the end */
-		char sql[160];
+		char sql[320];
 		snprintf(sql, sizeof(sql),
 			 "INSERT INTO fts(fts, rank) VALUES('automerge', 0);"
-			 " INSERT INTO fts(fts, rank) VALUES('hashsize', %lld)", w.fts_hash_bytes);
+			 " INSERT INTO fts(fts, rank) VALUES('hashsize', %lld);"
+			 " INSERT INTO fields(fields, rank) VALUES('automerge', 0);"
+			 " INSERT INTO fields(fields, rank) VALUES('hashsize', %lld)",
+			 w.fts_hash_bytes, w.fts_hash_bytes / 4);
 		rc = exec(&w, sql);
 	}
 	/* the read-next signals and the vocabulary are computed on the other core meanwhile */

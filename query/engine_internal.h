@@ -74,7 +74,7 @@ struct atlas_engine {
 	bool in_memory;         /* the index was read into memory when opened */
 	struct index_image *image; /* those bytes, shared with other engines on the same file */
 	atlas_analyzer *analyzer;
-	sqlite3_stmt *st_match, *st_stem_df, *st_explain, *st_record, *st_section_text, *st_next, *st_guide_steps;
+	sqlite3_stmt *st_match, *st_match_fields, *st_stem_df, *st_explain, *st_record, *st_section_text, *st_next, *st_guide_steps;
 	atlas_doc *docs;
 	int ndocs;
 	strmap path_index;      /* path -> doc index */

@@ -478,13 +478,14 @@ static void build_expressions(plan *pl)
 ** Retrieval and ranking.
 */
 
-/* Runs one MATCH expression over the fts table, scoring every row (atlas_rank) and keeping what
- * it matched; fields_only says the expression reads some columns only, so that the matches kept
- * are not all of the page's. Adds to *rows the rows seen. Returns 0 or ATLAS_ESQL. */
+/* Runs one MATCH expression over the whole pages (fts) or, when fields_only, over their
+ * important fields (the fields table: the fts columns but body, same rowids and column order, so
+ * atlas_rank scores them alike), scoring every row and keeping what it matched; matches kept from
+ * the fields alone are not all of the page's. Adds to *rows the rows seen. Returns 0 or ATLAS_ESQL. */
 static int run_match(atlas_engine *e, const char *expr, bool strict, bool fields_only,
 		     int *rows, atlas_error *err)
 {
-	sqlite3_stmt *st = e->st_match;
+	sqlite3_stmt *st = fields_only ? e->st_match_fields : e->st_match;
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1344,7 +1345,6 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		want = RANK_MIN_CANDIDATES;
 	int found = 0, nrows = 0;
 	bool broad = pl.est_df > RANK_BROAD_DF;
-	strbuf expr = STRBUF_INIT;
 	const char *passes[2] = { strbuf_str(&pl.strict), strbuf_str(&pl.relaxed) };
 	/* the all-words pass only when the any-word pass alone could be large */
 	bool all_first = pl.npositive > 1 && pl.est_any > RANK_SINGLE_PASS_ROWS;
@@ -1353,17 +1353,9 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	e->rec.nidf = pl.nidf;
 	for (int pass = all_first ? 0 : 1; pass < 2 && found < want; pass++) {
 		for (int fields = broad ? 0 : 1; fields < 2 && found < want; fields++) {
-			strbuf_reset(&expr);
-			if (fields == 0)
-				strbuf_printf(&expr, "{title keywords headings description} : (%s)", passes[pass]);
-			else
-				strbuf_puts(&expr, passes[pass]);
 			nrows = 0;
-			if ((rc = run_match(e, strbuf_str(&expr), pass == 0, fields == 0,
-					    &nrows, err))) {
-				strbuf_free(&expr);
+			if ((rc = run_match(e, passes[pass], pass == 0, fields == 0, &nrows, err)))
 				goto out;
-			}
 			found = 0;
 			for (int d = 0; d < e->ndocs; d++)
 				found += e->mark[d] == e->generation;
@@ -1371,7 +1363,6 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 				pl.partial = true;
 		}
 	}
-	strbuf_free(&expr);
 
 	/* query stems for the exact-title test: every word, stop words included */
 	strbuf qs = STRBUF_INIT;

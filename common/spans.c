@@ -139,15 +139,15 @@ int atlas_spans_decode(atlas_span *out, int from, int to, const unsigned char *b
 	if (c > nchecks)
 		c = nchecks;
 	unsigned offset = 0, prev = 0;
-	for (unsigned i = 0; i < nchecks; i++) {
-		unsigned o, pe;
-		if (get_varint(&p, end, &o) || get_varint(&p, end, &pe))
+	for (unsigned i = 0; i < c; i++)
+		if (get_varint(&p, end, &offset) || get_varint(&p, end, &prev))
 			return -1;
-		if (i + 1 == c) {
-			offset = o;
-			prev = pe;
-		}
-	}
+	/* the later checkpoints skipped unread: a varint ends at its first byte below 0x80 */
+	unsigned long left = 2ul * (nchecks - c);
+	for (; left && p < end; p++)
+		left -= !(*p & 0x80);
+	if (left)
+		return -1;
 	const unsigned char *stream = p;
 	if (offset > (unsigned)(end - stream))
 		return -1;

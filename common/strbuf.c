@@ -8,12 +8,9 @@
 
 #include "error.h"
 
-static int strbuf_grow(strbuf *sb, size_t extra)
+/* Reallocates sb to hold extra more bytes and the NUL. Returns 0 or ATLAS_ENOMEM (sets oom). */
+static int grow_slow(strbuf *sb, size_t extra)
 {
-	if (sb->oom)
-		return ATLAS_ENOMEM;
-	if (sb->len + extra + 1 <= sb->cap)
-		return 0;
 	size_t cap = sb->cap ? sb->cap : 64;
 	while (cap < sb->len + extra + 1)
 		cap *= 2;
@@ -25,6 +22,21 @@ static int strbuf_grow(strbuf *sb, size_t extra)
 	sb->buf = nb;
 	sb->cap = cap;
 	return 0;
+}
+
+/* Makes room for extra more bytes and the NUL: the check inline, the reallocation apart. */
+static inline int strbuf_grow(strbuf *sb, size_t extra)
+{
+	if (sb->oom)
+		return ATLAS_ENOMEM;
+	if (sb->len + extra + 1 <= sb->cap)
+		return 0;
+	return grow_slow(sb, extra);
+}
+
+int strbuf_reserve(strbuf *sb, size_t extra)
+{
+	return strbuf_grow(sb, extra);
 }
 
 int strbuf_append(strbuf *sb, const char *s, size_t n)

@@ -14,6 +14,9 @@ typedef struct strbuf {
 
 #define STRBUF_INIT { NULL, 0, 0, false }
 
+/* Makes room for extra more bytes, so that appending them allocates nothing. Returns 0, or
+ * ATLAS_ENOMEM (and sets sb->oom). */
+int strbuf_reserve(strbuf *sb, size_t extra);
 /* Appends n bytes of s. Returns 0, or ATLAS_ENOMEM (and sets sb->oom) on allocation failure. */
 int strbuf_append(strbuf *sb, const char *s, size_t n);
 /* Appends a NUL-terminated string. Same returns as strbuf_append. */

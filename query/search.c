@@ -17,6 +17,8 @@
 #define MAX_TERMS 32
 #define MAX_ALTS 12
 #define MAX_PHRASES 63
+/* Bytes first given to a snippet's buffer: sixteen tokens, their marks and ellipses mostly fit */
+#define SNIPPET_RESERVE 256
 
 /**************************************************************************************************
 ** Terms.
@@ -1187,6 +1189,7 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const pla
 				else if (got == si->nhead)
 					got = need;
 				strbuf sn = STRBUF_INIT;
+				strbuf_reserve(&sn, SNIPPET_RESERVE);
 				bool has_snippet = got == need && heading && text && anchor &&
 						   render_snippet(&sn, text, ntext, x.sp + si->nhead, parts[1], from, to, bm,
 								  nbody_m, &e->rec, false);
@@ -1194,6 +1197,7 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const pla
 					hit->snippet = strdup(strbuf_str(&sn));
 				if (has_snippet && si->level > 0 && hit->nsections < 3) {
 					strbuf hb = STRBUF_INIT;
+					strbuf_reserve(&hb, (size_t)nheading + 32);
 					snippet_window(x.m, nhead_m, si->nhead, 64, true, &from, &to);
 					if (!render_snippet(&hb, heading, nheading, x.sp, si->nhead, from, to, x.m, nhead_m,
 							    &e->rec, true))

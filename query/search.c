@@ -37,6 +37,9 @@ typedef struct qterm {
 	char *title_pats[MAX_ALTS]; /* " stem " patterns looked for in a title (" prefix" for a prefix) */
 	int ntitle_pats;
 	int prefix_pat;          /* index of the prefix pattern in title_pats, or -1 */
+	/* a prefix word every vocabulary word starting with which is matched by one of its phrases
+	 * (itself, a completion taken, or a part of an identifier): its phrases' matches say all */
+	bool prefix_covered;
 } qterm;
 
 typedef struct plan {
@@ -300,20 +303,28 @@ static void expand_prefix(atlas_engine *e, qterm *t)
 	/* the most frequent few, more than needed, best first */
 	enum { POOL = PREFIX_EXPANSIONS * 4 };
 	const vocab_entry *top[POOL];
-	int ntop = 0;
-	for (int i = lo; i < e->nvocab && i < lo + 5000; i++) {
+	int ntop = 0, i;
+	bool dropped = false; /* a word with the prefix that no phrase of the term will match */
+	for (i = lo; i < e->nvocab && i < lo + 5000; i++) {
 		const vocab_entry *v = &e->vocab[i];
 		if (strncmp(v->term, t->word, len) != 0)
 			break;
-		if ((size_t)v->len == len || subsumed(e, v, len))
+		if ((size_t)v->len == len)
 			continue;
+		if (subsumed(e, v, len)) {
+			/* the word itself is a part of v, or only a longer part is */
+			dropped |= !strchr("-_./:", v->term[len]);
+			continue;
+		}
 		int k;
 		if (ntop < POOL)
 			k = ntop++;
 		else if (v->df > top[POOL - 1]->df)
-			k = POOL - 1;
-		else
+			k = POOL - 1, dropped = true;
+		else {
+			dropped = true;
 			continue;
+		}
 		while (k > 0 && top[k - 1]->df < v->df) {
 			top[k] = top[k - 1];
 			k--;
@@ -323,17 +334,23 @@ static void expand_prefix(atlas_engine *e, qterm *t)
 	char stems[PREFIX_EXPANSIONS + 1][64];
 	int nstems = 0;
 	atlas_stem(e->analyzer, t->word, (int)len, stems[nstems++], sizeof(stems[0]));
-	for (int k = 0; k < ntop && nstems <= PREFIX_EXPANSIONS; k++) {
+	dropped |= i == lo + 5000 && i < e->nvocab && strncmp(e->vocab[i].term, t->word, len) == 0;
+	for (int k = 0; k < ntop; k++) {
 		char st[64];
 		atlas_stem(e->analyzer, top[k]->term, top[k]->len, st, sizeof(st));
 		bool dup = false;
 		for (int j = 0; j < nstems && !dup; j++)
 			dup = strcmp(st, stems[j]) == 0;
 		if (dup)
-			continue;
+			continue; /* matched by the phrase of the same stem */
+		if (nstems > PREFIX_EXPANSIONS || t->nalts == MAX_ALTS) {
+			dropped = true;
+			break;
+		}
 		memcpy(stems[nstems++], st, sizeof(st));
 		add_alt(t, top[k]->term, (size_t)top[k]->len, false);
 	}
+	t->prefix_covered = !dropped;
 }
 
 static qterm *new_term(plan *pl)
@@ -689,7 +706,7 @@ static void term_weights(atlas_engine *e, plan *pl)
 		pl->est_any += any_df < e->ndocs ? any_df : e->ndocs;
 		add_title_pat(e, t, w, false);
 		t->prefix_pat = -1;
-		if (t->prefix) {
+		if (t->prefix && !t->prefix_covered) {
 			t->prefix_pat = t->ntitle_pats;
 			add_title_pat(e, t, t->word, true);
 			if (t->prefix_pat == t->ntitle_pats)

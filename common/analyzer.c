@@ -340,10 +340,15 @@ static int emit_group(atlas_analyzer *a, int flags, const char *text, int p0, in
 	}
 	for (int i = p0; i < p1 && !rc; i++) {
 		const part *pt = &a->parts[i];
+		const char *src = a->arena + a->toks[pt->tok].off + pt->o1;
 		int wlen = pt->o2 - pt->o1;
-		if (wlen >= (int)sizeof(word))
+		if (wlen >= (int)sizeof(word)) {
+			/* a very long word is cut, but between characters: never inside a UTF-8 sequence */
 			wlen = (int)sizeof(word) - 1;
-		memcpy(word, a->arena + a->toks[pt->tok].off + pt->o1, (size_t)wlen);
+			while (wlen > 0 && ((unsigned char)src[wlen] & 0xC0) == 0x80)
+				wlen--;
+		}
+		memcpy(word, src, (size_t)wlen);
 		word[wlen] = '\0';
 		if (query && prefix) {
 			rc = fn(ctx, 0, word, wlen, pt->start, pt->end);

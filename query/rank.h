@@ -51,6 +51,9 @@
  * IDFs too). */
 #define PREFIX_EXPANSIONS 4
 #define RANK_PREFIX_ONLY 0.7
+/* A word being typed that is already a word of the vocabulary is completed only to words at least
+ * this share as frequent: "cache" (on 77 pages) is not also "cacheconfig" (on 2) */
+#define PREFIX_MIN_SHARE 0.1
 
 /* Bounds on the work of one query: at least this many candidates wanted before a broader pass is
  * skipped; how many pages the rarest content word may be on before retrieval starts with the

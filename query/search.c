@@ -305,6 +305,7 @@ static void expand_prefix(atlas_engine *e, qterm *t)
 	const vocab_entry *top[POOL];
 	int ntop = 0, i;
 	bool dropped = false; /* a word with the prefix that no phrase of the term will match */
+	int min_df = (int)(vocab_df(e, t->word, len) * PREFIX_MIN_SHARE);
 	for (i = lo; i < e->nvocab && i < lo + 5000; i++) {
 		const vocab_entry *v = &e->vocab[i];
 		if (strncmp(v->term, t->word, len) != 0)
@@ -314,6 +315,10 @@ static void expand_prefix(atlas_engine *e, qterm *t)
 		if (subsumed(e, v, len)) {
 			/* the word itself is a part of v, or only a longer part is */
 			dropped |= !strchr("-_./:", v->term[len]);
+			continue;
+		}
+		if (v->df < min_df) {
+			dropped = true;
 			continue;
 		}
 		int k;

@@ -534,8 +534,11 @@ static void text_signals(out_ctx *o, const corpus *c, const int *id_of, atlas_an
 	const char **names = surface_names(&v);
 	if (!plen || !plist || !acc || !hit || !names)
 		goto out_lists;
+	/* site pages are never suggested: left out of the lists, so that walking them reads nothing
+	 * but the lists and the accumulators (a page's record, looked up for every posting, was a
+	 * cache miss each time and most of this step at 100,000 pages) */
 	for (int pi = 0; pi < n; pi++)
-		for (int k = 0; k < nvec[pi]; k++)
+		for (int k = 0; k < nvec[pi] && c->pages[pi].type != PAGE_SITE; k++)
 			plen[vecs[pi][k].term]++;
 	for (int t = 0; t < v.nterms; t++) {
 		plist[t] = malloc((size_t)(plen[t] ? plen[t] : 1) * sizeof(posting));
@@ -544,7 +547,7 @@ static void text_signals(out_ctx *o, const corpus *c, const int *id_of, atlas_an
 		plen[t] = 0;
 	}
 	for (int pi = 0; pi < n; pi++)
-		for (int k = 0; k < nvec[pi]; k++) {
+		for (int k = 0; k < nvec[pi] && c->pages[pi].type != PAGE_SITE; k++) {
 			int t = vecs[pi][k].term;
 			plist[t][plen[t]++] = (posting){ pi, vecs[pi][k].w };
 		}
@@ -566,7 +569,7 @@ static void text_signals(out_ctx *o, const corpus *c, const int *id_of, atlas_an
 				continue;
 			for (int j = 0; j < plen[t]; j++) {
 				int d = plist[t][j].doc;
-				if (d == pi || c->pages[d].type == PAGE_SITE)
+				if (d == pi)
 					continue;
 				scored *s = &acc[d];
 				if (s->score == 0) {

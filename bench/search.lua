@@ -1,6 +1,8 @@
--- wrk script: GET /api/search, rotating through the queries of the file named by $ATLAS_QUERIES
--- (one query per line), percent-encoded. Each thread starts at a different offset.
-local queries = {}
+-- wrk script: GET $ATLAS_WRK_PATH (default /api/search?q=) followed by each line of the file named
+-- by $ATLAS_QUERIES in turn, percent-encoded. The requests are formatted once, when a thread starts,
+-- so that wrk, which shares the machine's cores with the server, spends as little as it can on
+-- each one. Each thread starts at a different offset.
+local reqs = {}
 local counter = 0
 
 local function encode(s)
@@ -13,16 +15,18 @@ function setup(thread)
 end
 
 function init(args)
+  local path = os.getenv("ATLAS_WRK_PATH") or "/api/search?q="
   local f = assert(io.open(os.getenv("ATLAS_QUERIES") or "queries.txt", "r"))
   for line in f:lines() do
-    if #line > 0 then queries[#queries + 1] = encode(line) end
+    if #line > 0 then reqs[#reqs + 1] = wrk.format("GET", path .. encode(line)) end
   end
   f:close()
-  i = offset or 0
+  n = #reqs
+  i = (offset or 0) % n
 end
 
 function request()
   i = i + 1
-  local path = os.getenv("ATLAS_WRK_PATH") or "/api/search?q="
-  return wrk.format("GET", path .. queries[(i % #queries) + 1])
+  if i > n then i = 1 end
+  return reqs[i]
 end

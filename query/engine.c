@@ -248,7 +248,14 @@ static int load_section_texts(atlas_engine *e, atlas_error *err)
 		if (copy && sp)
 			memcpy(copy, sp, (size_t)x->nspans);
 		x->spans = copy;
-		if (!x->heading || !x->anchor || !x->body || !copy)
+		/* decoded once here rather than for every hit showing the section */
+		const section_info *si = &e->sections[n];
+		int parts[2] = { si->nhead, si->nlead + si->nbody }, ntok = parts[0] + parts[1];
+		atlas_span *all = atlas_arena_alloc(&e->strings, (size_t)(ntok ? ntok : 1) * sizeof(*all));
+		x->decoded = all && copy && atlas_spans_decode(all, 0, ntok, copy, x->nspans, parts, 2) == ntok
+				     ? all
+				     : NULL;
+		if (!x->heading || !x->anchor || !x->body || !copy || !all)
 			rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading section texts");
 		n++;
 	}

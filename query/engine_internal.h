@@ -9,6 +9,7 @@
 #include "arena.h"
 #include "engine.h"
 #include "fts_functions.h"
+#include "spans.h"
 #include "strbuf.h"
 #include "strmap.h"
 
@@ -53,15 +54,19 @@ typedef struct section_info {
 } section_info;
 
 /* A section's stored text: heading, anchor, body (bytes, not NUL-terminated in general) and the
- * packed spans of its tokens. */
+ * packed spans of its tokens; in the engine's copy, also those spans decoded (heading tokens, then
+ * lead and body tokens, as atlas_spans_decode gives them for parts { nhead, nlead + nbody }), or
+ * NULL when they do not decode to that many. */
 typedef struct section_text {
 	const char *heading, *anchor, *body;
 	const unsigned char *spans;
+	const atlas_span *decoded;
 	int nheading, nanchor, nbody, nspans;
 } section_text;
 
-/* The engine keeps a copy of every section's text when they take at most this many bytes in all
- * (the index is then read into memory too), so that a hit's sections cost no SQLite statement. */
+/* The engine keeps a copy of every section's text, with its spans decoded (8 bytes a token), when
+ * the texts take at most this many bytes in all (the index is then read into memory too), so that
+ * a hit's sections cost no SQLite statement and no decoding. */
 #define SECTION_TEXTS_MAX (4 << 20)
 
 /* Block size of the engine's arena: at least glibc's mmap threshold as atlas-serve sets it, so that

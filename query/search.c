@@ -1128,6 +1128,7 @@ static bool section_row(atlas_engine *e, int sec, section_text *out)
 	out->nbody = sqlite3_column_bytes(st, 2);
 	out->spans = sqlite3_column_blob(st, 3);
 	out->nspans = sqlite3_column_bytes(st, 3);
+	out->decoded = NULL;
 	return true;
 }
 
@@ -1193,27 +1194,31 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const pla
 			const sec_match *bm = x.m + nhead_m;
 			int nbody_m = nm - nhead_m;
 			snippet_window(bm, nbody_m, parts[1], 16, false, &from, &to);
-			/* spans decoded only as far as the body's window reaches */
+			/* spans decoded only as far as the body's window reaches, unless the engine holds
+			 * them decoded */
 			int need = si->nhead + to;
-			if (grow((void **)&x.sp, &x.spcap, need, sizeof(*x.sp)))
-				continue;
 			section_text row;
-			if (section_row(e, sec, &row)) {
+			if (section_row(e, sec, &row) &&
+			    (row.decoded || !grow((void **)&x.sp, &x.spcap, need, sizeof(*x.sp)))) {
 				const char *heading = row.heading, *anchor = row.anchor, *text = row.body;
 				int nheading = row.nheading, ntext = row.nbody;
-				const unsigned char *blob = row.spans;
-				/* the heading's spans, then only the body's window */
-				int nb = row.nspans;
-				int got = atlas_spans_decode(x.sp, 0, si->nhead, blob, nb, parts, 2);
-				if (got == si->nhead && to > from)
-					got += atlas_spans_decode(x.sp + si->nhead + from, si->nhead + from, need, blob, nb,
-								  parts, 2) + from;
-				else if (got == si->nhead)
-					got = need;
+				const atlas_span *sp = row.decoded ? row.decoded : x.sp;
+				int got = need;
+				if (!row.decoded) {
+					/* the heading's spans, then only the body's window */
+					const unsigned char *blob = row.spans;
+					int nb = row.nspans;
+					got = atlas_spans_decode(x.sp, 0, si->nhead, blob, nb, parts, 2);
+					if (got == si->nhead && to > from)
+						got += atlas_spans_decode(x.sp + si->nhead + from, si->nhead + from, need,
+									  blob, nb, parts, 2) + from;
+					else if (got == si->nhead)
+						got = need;
+				}
 				strbuf sn = STRBUF_INIT;
 				strbuf_reserve(&sn, SNIPPET_RESERVE);
 				bool has_snippet = got == need && heading && text && anchor &&
-						   render_snippet(&sn, text, ntext, x.sp + si->nhead, parts[1], from, to, bm,
+						   render_snippet(&sn, text, ntext, sp + si->nhead, parts[1], from, to, bm,
 								  nbody_m, &e->rec, false);
 				if (has_snippet && nbody_m && !hit->snippet)
 					hit->snippet = strdup(strbuf_str(&sn));
@@ -1221,7 +1226,7 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const pla
 					strbuf hb = STRBUF_INIT;
 					strbuf_reserve(&hb, (size_t)nheading + 32);
 					snippet_window(x.m, nhead_m, si->nhead, 64, true, &from, &to);
-					if (!render_snippet(&hb, heading, nheading, x.sp, si->nhead, from, to, x.m, nhead_m,
+					if (!render_snippet(&hb, heading, nheading, sp, si->nhead, from, to, x.m, nhead_m,
 							    &e->rec, true))
 						strbuf_append_html(&hb, heading, (size_t)nheading);
 					atlas_section_hit *out = &hit->sections[hit->nsections++];

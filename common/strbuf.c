@@ -130,6 +130,17 @@ char *strbuf_detach(strbuf *sb)
 	return b;
 }
 
+void strbuf_shrink(strbuf *sb)
+{
+	if (!sb->buf || sb->len + 1 >= sb->cap)
+		return;
+	char *nb = realloc(sb->buf, sb->len + 1);
+	if (nb) {
+		sb->buf = nb;
+		sb->cap = sb->len + 1;
+	}
+}
+
 void strbuf_reset(strbuf *sb)
 {
 	sb->len = 0;

@@ -32,6 +32,9 @@ int strbuf_append_html(strbuf *sb, const char *s, size_t n);
 const char *strbuf_str(const strbuf *sb);
 /* Transfers ownership of the buffer to the caller (free() it) and resets sb; never NULL unless oom. */
 char *strbuf_detach(strbuf *sb);
+/* Gives back the capacity sb holds beyond its contents (kept as it is if the reallocation fails):
+ * for a buffer that is complete and will be kept a long time. */
+void strbuf_shrink(strbuf *sb);
 /* Empties sb without releasing memory. */
 void strbuf_reset(strbuf *sb);
 /* Releases the buffer. Accepts NULL. */

@@ -90,7 +90,7 @@ static int field_line(const char *fm, const char *key)
  * (or the start when from is NULL), or fallback when absent. */
 static int line_of_nth(const char *data, const char *from, const char *pat, int nth, int fallback)
 {
-	const char *p = from ? strstr(data, from) : data;
+	const char *p = !data ? NULL : from ? strstr(data, from) : data;
 	for (int i = 0; p && i < nth; i++) {
 		p = strstr(i ? p + 1 : p, pat);
 	}
@@ -423,8 +423,12 @@ int corpus_parse_body(page *p, const char *body, size_t n, int body_line)
 	if (rc || st.oom)
 		return -1;
 	p->words = 0;
-	for (int i = 0; i < p->nsecs; i++)
+	for (int i = 0; i < p->nsecs; i++) {
 		p->words += (i ? count_words(p->secs[i].heading) : 0) + count_words(strbuf_str(&p->secs[i].body));
+		/* a body grew by doubling and is held until the index is written: up to half of it
+		 * was slack, and the corpus is the build's largest use of memory */
+		strbuf_shrink(&p->secs[i].body);
+	}
 	if (p->description)
 		p->words -= count_words(p->description);
 	return 0;
@@ -1278,6 +1282,11 @@ int corpus_load(corpus *c, const char *dir, bool strict, diag_list *d)
 	check_sitemap(c, strict, d);
 	if (!c->site_url)
 		c->site_url = strdup("");
+	/* the front matter texts only placed messages, all given by now: not kept through the build */
+	for (int i = 0; i < c->npages; i++) {
+		free(c->pages[i].fm_text);
+		c->pages[i].fm_text = NULL;
+	}
 	return 0;
 }
 

@@ -71,7 +71,8 @@ typedef struct page {
 	int nlinks;
 	int words;
 	size_t lead_len;    /* bytes of secs[0].body taken by the description and its newline */
-	char *fm_text;      /* front matter text, for locating fields in messages */
+	char *fm_text;      /* front matter text, for locating fields in messages; freed (NULL) once
+			     * corpus_load has checked the whole corpus */
 } page;
 
 typedef struct topic {

@@ -36,6 +36,15 @@ static char *dup_col(atlas_engine *e, sqlite3_stmt *st, int i)
 	return atlas_arena_strndup(&e->strings, s ? s : "", s ? (size_t)sqlite3_column_bytes(st, i) : 0);
 }
 
+unsigned long long atlas_word_sig(const char *norm)
+{
+	unsigned long long sig = 0;
+	for (const char *p = norm; p && *p; p++)
+		if (*p == ' ' && p[1] && p[1] != ' ')
+			sig |= atlas_word_bit((unsigned char)p[1], (unsigned char)p[2]);
+	return sig;
+}
+
 /* A copy of sb's text in the engine's arena (then sb is emptied), or NULL when out of memory. */
 static char *keep_str(atlas_engine *e, strbuf *sb)
 {
@@ -137,6 +146,13 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		engine_normalize(e, &sb, (const char *)sqlite3_column_text(st, 10), true);
 		strbuf_putc(&sb, ' ');
 		d->keywords_norm = keep_str(e, &sb);
+		d->title_sig = atlas_word_sig(d->title_norm);
+		d->keywords_sig = atlas_word_sig(d->keywords_norm);
+		static const char *const type_names[] = { "explainer", "guide", "topic", "page" };
+		d->type_id = ATLAS_TYPE_OTHER;
+		for (int k = 0; d->type && k < ATLAS_TYPE_OTHER; k++)
+			if (strcmp(d->type, type_names[k]) == 0)
+				d->type_id = k;
 		if (!d->path || !d->url || !d->title || !d->type || !d->description || !topics_ok ||
 		    !d->title_norm || !d->title_words || !d->keywords_norm ||
 		    !strmap_put(&e->path_index, d->path, strlen(d->path), e->ndocs, NULL))

@@ -94,6 +94,10 @@ typedef struct atlas_next_results {
 } atlas_next_results;
 
 /* A document as the engine keeps it in memory. */
+/* Page types, in the order of the type facet; ATLAS_TYPE_OTHER for a type the index names but the
+ * engine does not know (ranked as a site page, counted in no facet). */
+enum { ATLAS_TYPE_EXPLAINER, ATLAS_TYPE_GUIDE, ATLAS_TYPE_TOPIC, ATLAS_TYPE_PAGE, ATLAS_TYPE_OTHER };
+
 typedef struct atlas_doc {
 	int id;
 	char *path, *url, *title, *type, *description;
@@ -101,8 +105,10 @@ typedef struct atlas_doc {
 	int ntopics;
 	double priority;
 	int first_section, last_section;
+	int type_id;         /* ATLAS_TYPE_* of type */
 	char *title_norm;    /* stems of the title, space-separated, with spaces at both ends */
 	char *keywords_norm; /* stems of the keywords, likewise */
+	unsigned long long title_sig, keywords_sig; /* atlas_word_sig of title_norm, keywords_norm */
 	char *title_words;   /* folded title words, likewise (for typeahead) */
 } atlas_doc;
 

@@ -13,6 +13,17 @@
 #include "strbuf.h"
 #include "strmap.h"
 
+/* The bit of a word's first two bytes (c2 the NUL or space ending a one-byte word) in a word
+ * signature. */
+static inline unsigned long long atlas_word_bit(unsigned char c1, unsigned char c2)
+{
+	return 1ULL << ((c1 * 31u + (c2 == ' ' ? 0u : c2)) & 63u);
+}
+
+/* The signature of norm (words separated by single spaces): the atlas_word_bit of every word. A
+ * word, or a word starting with a given two bytes, can only be in norm when its bit is set. */
+unsigned long long atlas_word_sig(const char *norm);
+
 typedef struct vocab_entry {
 	char *term;
 	int len;

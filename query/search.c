@@ -35,6 +35,7 @@ typedef struct qterm {
 	int syn_group;           /* synonym group expanded, or 0 */
 	double idf;              /* weight of the term in the coverage of a page */
 	char *title_pats[MAX_ALTS]; /* " stem " patterns looked for in a title (" prefix" for a prefix) */
+	unsigned long long title_pat_bits[MAX_ALTS]; /* the atlas_word_bit each pattern needs in a field */
 	int ntitle_pats;
 	int prefix_pat;          /* index of the prefix pattern in title_pats, or -1 */
 	/* a prefix word every vocabulary word starting with which is matched by one of its phrases
@@ -637,15 +638,12 @@ static bool has_topic(const atlas_doc *d, const char *topic)
 	return false;
 }
 
-static double type_weight(const char *type)
+static double type_weight(int type_id)
 {
-	if (strcmp(type, "explainer") == 0)
-		return RANK_TYPE_EXPLAINER;
-	if (strcmp(type, "guide") == 0)
-		return RANK_TYPE_GUIDE;
-	if (strcmp(type, "topic") == 0)
-		return RANK_TYPE_TOPIC;
-	return RANK_TYPE_PAGE;
+	static const double w[] = { [ATLAS_TYPE_EXPLAINER] = RANK_TYPE_EXPLAINER, [ATLAS_TYPE_GUIDE] = RANK_TYPE_GUIDE,
+				    [ATLAS_TYPE_TOPIC] = RANK_TYPE_TOPIC, [ATLAS_TYPE_PAGE] = RANK_TYPE_PAGE,
+				    [ATLAS_TYPE_OTHER] = RANK_TYPE_PAGE };
+	return type_id >= 0 && type_id <= ATLAS_TYPE_OTHER ? w[type_id] : RANK_TYPE_PAGE;
 }
 
 static void add_title_pat(atlas_engine *e, qterm *t, const char *text, bool prefix)
@@ -660,6 +658,11 @@ static void add_title_pat(atlas_engine *e, qterm *t, const char *text, bool pref
 		engine_normalize(e, &sb, text, true);
 		strbuf_putc(&sb, ' ');
 	}
+	/* a pattern of one byte after its space is a prefix of words of any second byte */
+	const char *pat = strbuf_str(&sb);
+	t->title_pat_bits[t->ntitle_pats] = pat[1] && pat[1] != ' ' && pat[2]
+						    ? atlas_word_bit((unsigned char)pat[1], (unsigned char)pat[2])
+						    : ~0ULL;
 	t->title_pats[t->ntitle_pats++] = strbuf_detach(&sb);
 }
 
@@ -725,11 +728,12 @@ static void term_weights(atlas_engine *e, plan *pl)
 
 /* Share of the content words found in a page's title or keywords: a word is there when one of its
  * phrases matched that column (mask: the candidate's title_phrases or keyword_phrases), or when a
- * pattern of it is in norm (the field's stems), looked for only where the mask cannot tell (a
- * word being typed, whose completions are not all phrases; phrases past the 63rd). When exact is
- * not NULL, also whether the title is the query (query_stems). */
-static double title_match(const plan *pl, sqlite3_int64 mask, const char *norm, bool *exact,
-			  const char *query_stems)
+ * pattern of it is in norm (the field's stems, of signature sig), looked for only where the mask
+ * cannot tell (a word being typed, whose completions are not all phrases; phrases past the 63rd)
+ * and the signature does not rule it out. When exact is not NULL, also whether the title is the
+ * query (query_stems). */
+static double title_match(const plan *pl, sqlite3_int64 mask, const char *norm, unsigned long long sig,
+			  bool *exact, const char *query_stems)
 {
 	int hit = 0, n = 0;
 	bool masks = pl->nphrases <= MAX_PHRASES;
@@ -744,11 +748,12 @@ static double title_match(const plan *pl, sqlite3_int64 mask, const char *norm, 
 		}
 		if (masks) {
 			/* the word's own phrase missed: only a word it starts may still be there */
-			hit += t->prefix_pat >= 0 && strstr(norm, t->title_pats[t->prefix_pat]) != NULL;
+			hit += t->prefix_pat >= 0 && (sig & t->title_pat_bits[t->prefix_pat]) &&
+			       strstr(norm, t->title_pats[t->prefix_pat]) != NULL;
 			continue;
 		}
 		for (int k = 0; k < t->ntitle_pats; k++)
-			if (strstr(norm, t->title_pats[k])) {
+			if ((sig & t->title_pat_bits[k]) && strstr(norm, t->title_pats[k])) {
 				hit++;
 				break;
 			}
@@ -1421,18 +1426,18 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		bool type_ok = !p->type || strcmp(doc->type, p->type) == 0;
 		bool topic_ok = !p->topic || has_topic(doc, p->topic);
 		/* facets count with the other filter applied */
-		if (topic_ok)
-			for (int k = 0; k < 4; k++)
-				ntype[k] += strcmp(doc->type, types[k]) == 0;
+		if (topic_ok && doc->type_id < ATLAS_TYPE_OTHER)
+			ntype[doc->type_id]++; /* types[] is in ATLAS_TYPE_* order */
 		if (type_ok && topic_counts)
 			topic_counts[d] = 1;
 		if (!type_ok || !topic_ok)
 			continue;
 		bool exact = false;
-		double title = title_match(&pl, c->title_phrases, doc->title_norm, &exact, strbuf_str(&qs));
-		double kw = title_match(&pl, c->keyword_phrases, doc->keywords_norm, NULL, NULL);
+		double title = title_match(&pl, c->title_phrases, doc->title_norm, doc->title_sig, &exact,
+					   strbuf_str(&qs));
+		double kw = title_match(&pl, c->keyword_phrases, doc->keywords_norm, doc->keywords_sig, NULL, NULL);
 		double cov = coverage_of(&pl, c);
-		double tw = type_weight(doc->type);
+		double tw = type_weight(doc->type_id);
 		double pw = RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority;
 		bool ponly = prefix_only(&pl, c);
 		c->title = title;
@@ -1514,7 +1519,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		if (p->explain) {
 			const atlas_doc *doc = &e->docs[h->doc];
 			candidate *c = &e->cand[h->doc];
-			fill_explain(e, h, &pl, c, c->title, c->exact, coverage_of(&pl, c), type_weight(doc->type),
+			fill_explain(e, h, &pl, c, c->title, c->exact, coverage_of(&pl, c), type_weight(doc->type_id),
 				     RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority, prefix_only(&pl, c));
 		}
 	}

@@ -54,6 +54,11 @@
 /* A word being typed that is already a word of the vocabulary is completed only to words at least
  * this share as frequent: "cache" (on 77 pages) is not also "cacheconfig" (on 2) */
 #define PREFIX_MIN_SHARE 0.1
+/* A completion on more than this many pages (a guess at the word being typed that most pages
+ * would match: "explainer" after "expl") is looked for in titles and keywords only, where a
+ * reader typing it expects to find it; scoring every page that merely mentions it was most of the
+ * slowest searches at 100,000 pages. */
+#define PREFIX_TITLED_DF 1500
 
 /* Bounds on the work of one query: at least this many candidates wanted before a broader pass is
  * skipped; how many pages the rarest content word may be on before retrieval starts with the

@@ -29,6 +29,7 @@ typedef struct qterm {
 	char *alts[MAX_ALTS];    /* MATCH fragments: quoted strings */
 	double alt_idf[MAX_ALTS]; /* IDF of each alternative, from the vocabulary */
 	int prefix_from;         /* alts from this index on are completions of a prefix word */
+	bool alt_titled[MAX_ALTS]; /* a completion looked for in titles and keywords only */
 	int nalts;
 	bool phrase, negated, stop, prefix;
 	char *correction;        /* spelling correction applied, or NULL */
@@ -354,7 +355,10 @@ static void expand_prefix(atlas_engine *e, qterm *t)
 			break;
 		}
 		memcpy(stems[nstems++], st, sizeof(st));
+		int before = t->nalts;
 		add_alt(t, top[k]->term, (size_t)top[k]->len, false);
+		if (t->nalts > before)
+			t->alt_titled[before] = top[k]->df > PREFIX_TITLED_DF;
 	}
 	t->prefix_covered = !dropped;
 }
@@ -451,6 +455,8 @@ static void term_group(strbuf *out, const qterm *t, plan *pl, bool record)
 	for (int k = 0; k < t->nalts; k++) {
 		if (k)
 			strbuf_puts(out, " OR ");
+		if (t->alt_titled[k])
+			strbuf_puts(out, "{title keywords} : "); /* same names in the fts and fields tables */
 		strbuf_puts(out, t->alts[k]);
 		if (record && pl->nphrases < MAX_PHRASES) {
 			pl->phrase_term[pl->nphrases] = (int)(t - pl->terms);
@@ -622,6 +628,10 @@ static int estimate_total(atlas_engine *e, const plan *pl)
 		if (t->negated || t->stop)
 			continue;
 		for (int k = 0; k < t->nalts; k++) {
+			/* a completion kept to titles and keywords is left out (its pages there are not
+			 * counted); the total is never below the pages found */
+			if (t->alt_titled[k])
+				continue;
 			double df = alt_df(e, t->alts[k]);
 			none *= 1.0 - (df < n ? df : n) / n;
 		}

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Totals of very common words: on 2,000 generated explainers, a word on nearly every page is
-retrieved from the important fields only and its total estimated from the stems' page counts
-(total_exact false, "about" in the CLI), close to the pages that really hold it; a rare word's total
-stays exact.
-usage: test_estimate.py GEN_CORPUS ATLAS_INDEX ATLAS_QUERY"""
+"""Very common words on 2,000 generated explainers. A word on nearly every page is retrieved from
+the important fields only and its total estimated from the stems' page counts (total_exact false,
+"about" in the CLI), close to the pages that really hold it; a rare word's total stays exact. A
+word being typed whose completion is that common ("desig", "design" on most pages) finds the
+completion in titles and keywords only, while a rare completion is looked for everywhere.
+usage: test_common_words.py GEN_CORPUS ATLAS_INDEX ATLAS_QUERY"""
 import glob
 import json
 import re
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -57,6 +59,24 @@ def main():
         out = search("raft")
         check("CLI gives an exact count plainly", re.search(r"^\d+ results", out, re.M) is not None,
               out.splitlines()[:1])
+
+        out = search("--explain", "desig")
+        check("common completion kept to titles and keywords", '{title keywords} : "design"' in out,
+              out.splitlines()[:3])
+        r = search("--json", "desig")
+        db = sqlite3.connect(index)
+        outside = [h["path"] for h in r["results"]
+                   if not re.search(r"\bdesig", " ".join(db.execute(
+                       "SELECT title, keywords FROM docs WHERE path = ?", (h["path"],)).fetchone()), re.I)
+                   and "<mark>desig</mark>" not in json.dumps(h).lower()]
+        check("common completion: every result has it in its title or keywords, or the word itself",
+              len(r["results"]) == 10 and not outside, (len(r["results"]), outside[:3]))
+        full = search("--json", "design")
+        check("common completion: fewer pages than the word typed in full", r["total"] < full["total"],
+              (r["total"], full["total"]))
+        out = search("--explain", "raf")
+        check("rare completion looked for everywhere", '"raft"' in out and "{title keywords}" not in out,
+              out.splitlines()[:3])
     print(f"{failures} failed")
     return 1 if failures else 0
 

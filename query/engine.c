@@ -171,6 +171,36 @@ oom:
 /* Reads where every section's tokens sit among its page's fts positions (sections are numbered
  * 1..n in page order, each page's from its lead section). Returns 0, or ATLAS_ESCHEMA when the
  * table does not have that shape, or ATLAS_ENOMEM. */
+/* Finds every page's top-level topic pages, for the topic facet (a top-level topic without a
+ * page of its own counts in none). Returns 0 or ATLAS_ENOMEM. */
+static int link_top_topics(atlas_engine *e, atlas_error *err)
+{
+	for (int d = 0; d < e->ndocs; d++) {
+		atlas_doc *doc = &e->docs[d];
+		doc->top_topics = atlas_arena_alloc(&e->strings, 8 * sizeof(int));
+		if (!doc->top_topics)
+			return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+		const char *seen[8];
+		int nseen = 0;
+		for (int k = 0; k < doc->ntopics && nseen < 8; k++) {
+			const char *t = doc->topics[k];
+			size_t tl = strcspn(t, "/");
+			bool dup = false;
+			for (int s = 0; s < nseen && !dup; s++)
+				dup = strncmp(seen[s], t, tl) == 0 && (seen[s][tl] == '/' || seen[s][tl] == '\0');
+			if (dup)
+				continue;
+			seen[nseen++] = t;
+			char path[300];
+			snprintf(path, sizeof(path), "/t/%.*s", (int)tl, t);
+			int ti = atlas_engine_find(e, path);
+			if (ti >= 0)
+				doc->top_topics[doc->ntop_topics++] = ti;
+		}
+	}
+	return 0;
+}
+
 static int load_sections(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -696,7 +726,8 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 		rc = atlas_error_set(err, ATLAS_ESQL, "cannot register the ranking function");
 		goto fail;
 	}
-	if ((rc = load_meta(e, err)) || (rc = load_docs(e, err)) || (rc = index_titles(e, err)) ||
+	if ((rc = load_meta(e, err)) || (rc = load_docs(e, err)) || (rc = link_top_topics(e, err)) ||
+	    (rc = index_titles(e, err)) ||
 	    (rc = load_sections(e, err)) || (rc = load_section_texts(e, err)) ||
 	    (rc = load_col_sizes(e, err)) || (rc = load_vocab(e, err)) ||
 	    (rc = load_synonyms(e, err)) || (rc = prepare_all(e, err)) || (rc = next_cache_load(e, err)))
@@ -709,7 +740,8 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 	}
 	e->mark = calloc((size_t)e->ndocs + 1, sizeof(*e->mark));
 	e->cand = calloc((size_t)e->ndocs + 1, sizeof(*e->cand));
-	if (!e->mark || !e->cand) {
+	e->touched = malloc(((size_t)e->ndocs + 1) * sizeof(*e->touched));
+	if (!e->mark || !e->cand || !e->touched) {
 		rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -752,6 +784,7 @@ void atlas_engine_free(atlas_engine *e)
 	atlas_arena_free(&e->strings);
 	free(e->mark);
 	free(e->cand);
+	free(e->touched);
 	free(e->sections);
 	next_cache_free(e->next_cache);
 	free(e->col_sizes);

@@ -103,6 +103,8 @@ typedef struct atlas_doc {
 	char *path, *url, *title, *type, *description;
 	char **topics;       /* topic paths */
 	int ntopics;
+	int *top_topics;     /* the pages of its distinct top-level topics (at most 8, in order) */
+	int ntop_topics;
 	double priority;
 	int first_section, last_section;
 	int type_id;         /* ATLAS_TYPE_* of type */

@@ -122,6 +122,8 @@ struct atlas_engine {
 	unsigned *mark;
 	unsigned generation;
 	candidate *cand;
+	int *touched;           /* the pages marked this generation, in the order met */
+	int ntouched;
 };
 
 /* Read-next candidates of a small index held by the engine (at most this many rows; the index is

@@ -528,6 +528,7 @@ static int run_match(atlas_engine *e, const char *expr, bool strict, bool fields
 		candidate *c = &e->cand[d];
 		if (e->mark[d] != e->generation) {
 			e->mark[d] = e->generation;
+			e->touched[e->ntouched++] = d;
 			memset(c, 0, sizeof(*c));
 			c->inst_n = -1;
 		}
@@ -821,6 +822,12 @@ static bool prefix_only(const plan *pl, const candidate *c)
 		p += t->nalts;
 	}
 	return false;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
 }
 
 typedef struct ranked {
@@ -1377,6 +1384,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		goto facets; /* nothing to look for: an empty result, not an error */
 	if (++e->generation == 0)
 		e->generation = 1, memset(e->mark, 0, (size_t)e->ndocs * sizeof(*e->mark));
+	e->ntouched = 0;
 	/* Retrieval, with the work bounded however common the words are:
 	 * 1. with several content words, the pages holding all of them (FTS5 walks the rarest list);
 	 * 2. when those are fewer than the page of results needs, the pages holding any of them,
@@ -1402,9 +1410,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 			nrows = 0;
 			if ((rc = run_match(e, passes[pass], pass == 0, fields == 0, &nrows, err)))
 				goto out;
-			found = 0;
-			for (int d = 0; d < e->ndocs; d++)
-				found += e->mark[d] == e->generation;
+			found = e->ntouched;
 			if (fields == 0 && found >= want)
 				pl.partial = true;
 		}
@@ -1419,18 +1425,26 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 			strbuf_putc(&qs, ' ');
 		engine_normalize(e, &qs, pl.terms[i].correction ? pl.terms[i].correction : pl.terms[i].word, true);
 	}
-	rk = malloc((size_t)(e->ndocs ? e->ndocs : 1) * sizeof(ranked));
-	if (!rk) {
+	rk = malloc((size_t)(e->ntouched ? e->ntouched : 1) * sizeof(ranked));
+	res->topics = calloc(32, sizeof(atlas_facet));
+	if (!rk || !res->topics) {
 		strbuf_free(&qs);
 		rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
 		goto out;
 	}
+	/* the pages found, in page order (the facets list topics in the order pages show them): the
+	 * few sorted, the many read off the marks, either way without a walk of every page per step */
+	if ((size_t)e->ntouched * 8 < (size_t)e->ndocs)
+		qsort(e->touched, (size_t)e->ntouched, sizeof(int), cmp_int);
+	else
+		for (int d = 0, n = 0; d < e->ndocs; d++)
+			if (e->mark[d] == e->generation)
+				e->touched[n++] = d;
 	int ntype[4] = { 0 };
 	static const char *types[4] = { "explainer", "guide", "topic", "page" };
-	int *topic_counts = calloc((size_t)e->ndocs + 1, sizeof(int));
-	for (int d = 0; d < e->ndocs; d++) {
-		if (e->mark[d] != e->generation)
-			continue;
+	int topic_page[32];
+	for (int i = 0; i < e->ntouched; i++) {
+		int d = e->touched[i];
 		candidate *c = &e->cand[d];
 		const atlas_doc *doc = &e->docs[d];
 		bool type_ok = !p->type || strcmp(doc->type, p->type) == 0;
@@ -1438,8 +1452,19 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		/* facets count with the other filter applied */
 		if (topic_ok && doc->type_id < ATLAS_TYPE_OTHER)
 			ntype[doc->type_id]++; /* types[] is in ATLAS_TYPE_* order */
-		if (type_ok && topic_counts)
-			topic_counts[d] = 1;
+		for (int k = 0; type_ok && k < doc->ntop_topics; k++) {
+			/* topic facet: the top-level topics of the matching pages */
+			int ti = doc->top_topics[k], f;
+			for (f = 0; f < res->ntopics && topic_page[f] != ti; f++)
+				;
+			if (f == res->ntopics && res->ntopics < 32) {
+				topic_page[f] = ti;
+				res->topics[f] = (atlas_facet){ e->docs[ti].path + 3, e->docs[ti].title, 0 };
+				res->ntopics++;
+			}
+			if (f < res->ntopics)
+				res->topics[f].count++;
+		}
 		if (!type_ok || !topic_ok)
 			continue;
 		bool exact = false;
@@ -1473,44 +1498,6 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	for (int k = 0; k < 4; k++)
 		if (ntype[k])
 			res->types[res->ntypes++] = (atlas_facet){ types[k], types[k], ntype[k] };
-	/* topic facet: top-level topics of the matching pages */
-	if (topic_counts) {
-		res->topics = calloc(32, sizeof(atlas_facet));
-		for (int d = 0; d < e->ndocs && res->topics; d++) {
-			if (!topic_counts[d] || e->mark[d] != e->generation)
-				continue;
-			const atlas_doc *doc = &e->docs[d];
-			const char *seen_top[8];
-			int nseen = 0;
-			for (int k = 0; k < doc->ntopics; k++) {
-				const char *t = doc->topics[k];
-				size_t tl = strcspn(t, "/");
-				bool dup = false;
-				for (int s = 0; s < nseen; s++)
-					dup |= strncmp(seen_top[s], t, tl) == 0 &&
-					       (seen_top[s][tl] == '/' || seen_top[s][tl] == '\0');
-				if (dup || nseen == 8)
-					continue;
-				seen_top[nseen++] = t;
-				int f;
-				for (f = 0; f < res->ntopics; f++)
-					if (strlen(res->topics[f].value) == tl && strncmp(res->topics[f].value, t, tl) == 0)
-						break;
-				if (f == res->ntopics && res->ntopics < 32) {
-					char path[300];
-					snprintf(path, sizeof(path), "/t/%.*s", (int)tl, t);
-					int ti = atlas_engine_find(e, path);
-					if (ti < 0)
-						continue;
-					res->topics[f] = (atlas_facet){ e->docs[ti].path + 3, e->docs[ti].title, 0 };
-					res->ntopics++;
-				}
-				if (f < res->ntopics)
-					res->topics[f].count++;
-			}
-		}
-		free(topic_counts);
-	}
 
 	int start = p->offset < nrk ? p->offset : nrk;
 	int end = start + limit < nrk ? start + limit : nrk;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analyzer.h"
+#include "arena.h"
 #include "stopwords.h"
 #include "strbuf.h"
 #include "strmap.h"
@@ -31,8 +32,12 @@ typedef struct cand_row {
 	int src, dst;
 	const char *signal;       /* one of the SIG_ names */
 	double weight;
-	char *detail;
+	const char *detail;       /* in the details arena, or "" */
 } cand_row;
+
+/* Rows are kept in blocks of this many, never moved: at 100,000 pages there are millions, and an
+ * array grown by doubling held up to twice their size, and three times while being copied. */
+#define CAND_BLOCK_ROWS 65536
 
 typedef struct vocab_row {
 	char *term;
@@ -42,8 +47,9 @@ typedef struct vocab_row {
 /* Everything computed, kept in memory until the rows can be written. */
 typedef struct out_ctx {
 	atlas_error *err;
-	cand_row *rows;
-	int nrows, caprows;
+	cand_row **blocks;        /* row i: blocks[i / CAND_BLOCK_ROWS][i % CAND_BLOCK_ROWS] */
+	int nrows, nblocks, capblocks;
+	atlas_arena details;      /* the rows' detail strings, freed whole */
 	vocab_row *vocab;         /* sorted by term */
 	int nvocab;
 	vocab_row *stems;         /* every stem with its document frequency (cf unused), sorted */
@@ -55,22 +61,27 @@ static void emit(out_ctx *o, int src, int dst, const char *signal, double weight
 {
 	if (o->rc || src == dst || !src || !dst)
 		return;
-	if (o->nrows == o->caprows) {
-		int cap = o->caprows ? o->caprows * 2 : 4096;
-		cand_row *r = realloc(o->rows, (size_t)cap * sizeof(*r));
-		if (!r) {
-			o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory for read-next candidates");
-			return;
+	if (o->nrows == o->nblocks * CAND_BLOCK_ROWS) {
+		if (o->nblocks == o->capblocks) {
+			int cap = o->capblocks ? o->capblocks * 2 : 16;
+			cand_row **b = realloc(o->blocks, (size_t)cap * sizeof(*b));
+			if (!b)
+				goto oom;
+			o->blocks = b;
+			o->capblocks = cap;
 		}
-		o->rows = r;
-		o->caprows = cap;
+		if (!(o->blocks[o->nblocks] = malloc(CAND_BLOCK_ROWS * sizeof(cand_row))))
+			goto oom;
+		o->nblocks++;
 	}
-	char *d = strdup(detail ? detail : "");
-	if (!d) {
-		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory for read-next candidates");
-		return;
-	}
-	o->rows[o->nrows++] = (cand_row){ src, dst, signal, weight, d };
+	const char *d = detail && *detail ? atlas_arena_strndup(&o->details, detail, strlen(detail)) : "";
+	if (!d)
+		goto oom;
+	o->blocks[o->nrows / CAND_BLOCK_ROWS][o->nrows % CAND_BLOCK_ROWS] = (cand_row){ src, dst, signal, weight, d };
+	o->nrows++;
+	return;
+oom:
+	o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory for read-next candidates");
 }
 
 static int page_of(const corpus *c, const char *path)
@@ -814,6 +825,7 @@ int signals_start(signals **out, sqlite3 *db, const corpus *c, const int *id_of,
 	s->c = c;
 	s->id_of = id_of;
 	s->o.err = &s->err;
+	s->o.details = (atlas_arena)ATLAS_ARENA_INIT(1 << 20);
 	int rc = atlas_analyzer_new(&s->a, db, err);
 	if (rc)
 		goto fail_free;
@@ -842,7 +854,7 @@ static int write_rows(signals *s, sqlite3 *db, atlas_error *err)
 		goto out;
 	}
 	for (int i = 0; !rc && i < s->o.nrows; i++) {
-		const cand_row *r = &s->o.rows[i];
+		const cand_row *r = &s->o.blocks[i / CAND_BLOCK_ROWS][i % CAND_BLOCK_ROWS];
 		sqlite3_bind_int(cand, 1, r->src);
 		sqlite3_bind_int(cand, 2, i);
 		sqlite3_bind_int(cand, 3, r->dst);
@@ -891,9 +903,10 @@ int signals_finish(signals *s, sqlite3 *db, int *count, int *terms, atlas_error 
 		*count = s->o.nrows;
 		*terms = s->o.nvocab;
 	}
-	for (int i = 0; i < s->o.nrows; i++)
-		free(s->o.rows[i].detail);
-	free(s->o.rows);
+	for (int b = 0; b < s->o.nblocks; b++)
+		free(s->o.blocks[b]);
+	free(s->o.blocks);
+	atlas_arena_free(&s->o.details);
 	for (int i = 0; i < s->o.nvocab; i++)
 		free(s->o.vocab[i].term);
 	free(s->o.vocab);

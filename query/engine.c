@@ -36,6 +36,8 @@ static char *dup_col(atlas_engine *e, sqlite3_stmt *st, int i)
 	return atlas_arena_strndup(&e->strings, s ? s : "", s ? (size_t)sqlite3_column_bytes(st, i) : 0);
 }
 
+const char *const atlas_type_names[ATLAS_TYPE_OTHER] = { "explainer", "guide", "topic", "page" };
+
 unsigned long long atlas_word_sig(const char *norm)
 {
 	unsigned long long sig = 0;
@@ -148,10 +150,9 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		d->keywords_norm = keep_str(e, &sb);
 		d->title_sig = atlas_word_sig(d->title_norm);
 		d->keywords_sig = atlas_word_sig(d->keywords_norm);
-		static const char *const type_names[] = { "explainer", "guide", "topic", "page" };
 		d->type_id = ATLAS_TYPE_OTHER;
 		for (int k = 0; d->type && k < ATLAS_TYPE_OTHER; k++)
-			if (strcmp(d->type, type_names[k]) == 0)
+			if (strcmp(d->type, atlas_type_names[k]) == 0)
 				d->type_id = k;
 		if (!d->path || !d->url || !d->title || !d->type || !d->description || !topics_ok ||
 		    !d->title_norm || !d->title_words || !d->keywords_norm ||

@@ -98,6 +98,9 @@ typedef struct atlas_next_results {
  * engine does not know (ranked as a site page, counted in no facet). */
 enum { ATLAS_TYPE_EXPLAINER, ATLAS_TYPE_GUIDE, ATLAS_TYPE_TOPIC, ATLAS_TYPE_PAGE, ATLAS_TYPE_OTHER };
 
+/* The names of the known types, indexed by ATLAS_TYPE_*. */
+extern const char *const atlas_type_names[ATLAS_TYPE_OTHER];
+
 typedef struct atlas_doc {
 	int id;
 	char *path, *url, *title, *type, *description;

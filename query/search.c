@@ -1440,8 +1440,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		for (int d = 0, n = 0; d < e->ndocs; d++)
 			if (e->mark[d] == e->generation)
 				e->touched[n++] = d;
-	int ntype[4] = { 0 };
-	static const char *types[4] = { "explainer", "guide", "topic", "page" };
+	int ntype[ATLAS_TYPE_OTHER] = { 0 };
 	int topic_page[32];
 	for (int i = 0; i < e->ntouched; i++) {
 		int d = e->touched[i];
@@ -1451,7 +1450,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		bool topic_ok = !p->topic || has_topic(doc, p->topic);
 		/* facets count with the other filter applied */
 		if (topic_ok && doc->type_id < ATLAS_TYPE_OTHER)
-			ntype[doc->type_id]++; /* types[] is in ATLAS_TYPE_* order */
+			ntype[doc->type_id]++;
 		for (int k = 0; type_ok && k < doc->ntop_topics; k++) {
 			/* topic facet: the top-level topics of the matching pages */
 			int ti = doc->top_topics[k], f;
@@ -1495,9 +1494,9 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		if (estimate > nrk)
 			res->total = estimate;
 	}
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < ATLAS_TYPE_OTHER; k++)
 		if (ntype[k])
-			res->types[res->ntypes++] = (atlas_facet){ types[k], types[k], ntype[k] };
+			res->types[res->ntypes++] = (atlas_facet){ atlas_type_names[k], atlas_type_names[k], ntype[k] };
 
 	int start = p->offset < nrk ? p->offset : nrk;
 	int end = start + limit < nrk ? start + limit : nrk;

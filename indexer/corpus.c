@@ -8,11 +8,13 @@
 #include <errno.h>
 #include <expat.h>
 #include <md4c.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char *const page_type_names[] = { "explainer", "guide", "topic", "page" };
 
@@ -595,7 +597,7 @@ int page_parse(page *p, const char *file, const char *data, size_t n, enum page_
 	const char *parse_end = NULL;
 	cJSON *fm = cJSON_ParseWithLengthOpts(data, end, &parse_end, 0);
 	if (!fm) {
-		const char *at = cJSON_GetErrorPtr();
+		const char *at = parse_end; /* where the parse failed: cJSON_GetErrorPtr is global */
 		size_t off = at && at >= data && at <= data + end ? (size_t)(at - data) : 0;
 		size_t ls = off;
 		while (ls > 0 && data[ls - 1] != '\n')
@@ -750,6 +752,135 @@ static void commit_page(corpus *c, diag_list *d)
 	c->npages++;
 }
 
+/* Files read and parsed at once by the reading threads, then registered in order by the caller. */
+#define PARSE_BATCH 256
+#define PARSE_THREADS_MAX 8
+
+/* One page file of a batch: read and parsed on any thread, registered on the caller's. */
+typedef struct parsed_file {
+	char *name;         /* directory entry, e.g. "raft.md"; owned */
+	char *file;         /* dir/sub/name, as reported in diagnostics; owned */
+	char *data;         /* the file's bytes, kept for the digest; NULL when it could not be read */
+	size_t len;
+	int read_errno;     /* errno of a failed read */
+	bool ok;            /* page_parse succeeded: pg holds the page */
+	page pg;
+	diag_list d;        /* this file's problems, moved into the corpus's list in file order */
+} parsed_file;
+
+typedef struct parse_batch {
+	parsed_file *files;
+	int n;
+	enum page_type type;
+	pthread_mutex_t lock;
+	int next;           /* the next file to take, under lock */
+} parse_batch;
+
+/* Reads and parses the files of the batch not yet taken, until none is left. Never fails: every
+ * problem stays in its file's slot. */
+static void *parse_files(void *arg)
+{
+	parse_batch *b = arg;
+	for (;;) {
+		pthread_mutex_lock(&b->lock);
+		int i = b->next++;
+		pthread_mutex_unlock(&b->lock);
+		if (i >= b->n)
+			return NULL;
+		parsed_file *f = &b->files[i];
+		if (!f->file) {
+			f->read_errno = ENOMEM;
+			continue;
+		}
+		if (read_file(f->file, &f->data, &f->len)) {
+			f->read_errno = errno ? errno : EIO;
+			continue;
+		}
+		f->ok = page_parse(&f->pg, f->file, f->data, f->len, b->type, &f->d) == 0;
+	}
+}
+
+/* Appends src's problems to dst, in order, leaving src empty. A problem dst has no room for is
+ * still counted. */
+static void diag_list_move(diag_list *dst, diag_list *src)
+{
+	if (src->n && dst->n + src->n > dst->cap) {
+		int cap = dst->cap ? dst->cap : 32;
+		while (cap < dst->n + src->n)
+			cap *= 2;
+		diag *items = realloc(dst->items, (size_t)cap * sizeof(*items));
+		if (items) {
+			dst->items = items;
+			dst->cap = cap;
+		}
+	}
+	for (int i = 0; i < src->n; i++) {
+		if (dst->n < dst->cap) {
+			dst->items[dst->n++] = src->items[i];
+		} else {
+			free(src->items[i].file);
+			free(src->items[i].msg);
+		}
+	}
+	dst->errors += src->errors;
+	dst->warnings += src->warnings;
+	free(src->items);
+	memset(src, 0, sizeof(*src));
+}
+
+/* Registers the parsed file f as the corpus's next page (its digest, its problems, the page),
+ * and frees what f held. */
+static void register_file(corpus *c, parsed_file *f, enum page_type type, diag_list *d)
+{
+	if (!f->data) {
+		diag_add(d, f->file ? f->file : f->name, 0, DIAG_ERROR, "cannot read file: %s",
+			 strerror(f->read_errno));
+		goto out;
+	}
+	digest_bytes(c, f->name, strlen(f->name));
+	digest_bytes(c, f->data, f->len);
+	diag_list_move(d, &f->d);
+	if (!f->ok)
+		goto out;
+	page *p = add_page(c);
+	if (!p) {
+		diag_add(d, f->file, 0, DIAG_ERROR, "out of memory");
+		page_free(&f->pg);
+		goto out;
+	}
+	*p = f->pg;
+	memset(&f->pg, 0, sizeof(f->pg));
+	if (type != PAGE_SITE) {
+		size_t sl = strlen(f->name) - 3;
+		p->path = malloc(sl + 2);
+		if (p->path) {
+			p->path[0] = '/';
+			memcpy(p->path + 1, f->name, sl);
+			p->path[sl + 1] = '\0';
+		}
+	}
+	if (p->path)
+		commit_page(c, d);
+	else
+		page_free(p);
+out:
+	diag_list_free(&f->d);
+	free(f->data);
+	free(f->name);
+	free(f->file);
+	memset(f, 0, sizeof(*f));
+}
+
+/* How many threads read and parse pages: one per core, at most PARSE_THREADS_MAX. */
+static int parse_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > PARSE_THREADS_MAX ? PARSE_THREADS_MAX : (int)n;
+}
+
+/* Reads every *.md file of dir/sub as a page of the given type, in name order: the files of each
+ * batch are read and parsed on all cores, then registered one by one in that order, so that the
+ * pages, their problems and the corpus digest do not depend on the threads. */
 static void load_pages(corpus *c, const char *sub, enum page_type type, diag_list *d)
 {
 	char dirpath[4096];
@@ -774,42 +905,46 @@ static void load_pages(corpus *c, const char *sub, enum page_type type, diag_lis
 				break;
 			names = nn;
 		}
-		names[n++] = strdup(de->d_name);
+		if ((names[n] = strdup(de->d_name)))
+			n++;
 	}
 	closedir(dir);
 	if (n > 1)
 		qsort(names, (size_t)n, sizeof(char *), cmp_str);
-	for (int i = 0; i < n; i++) {
-		char file[8192];
-		snprintf(file, sizeof(file), "%s/%s", dirpath, names[i]);
-		char *data;
-		size_t len;
-		if (read_file(file, &data, &len)) {
-			diag_add(d, file, 0, DIAG_ERROR, "cannot read file: %s", strerror(errno));
-			free(names[i]);
-			continue;
-		}
-		digest_bytes(c, names[i], strlen(names[i]));
-		digest_bytes(c, data, len);
-		page *p = add_page(c);
-		if (p && page_parse(p, file, data, len, type, d) == 0) {
-			if (type != PAGE_SITE) {
-				size_t sl = strlen(names[i]) - 3;
-				p->path = malloc(sl + 2);
-				if (p->path) {
-					p->path[0] = '/';
-					memcpy(p->path + 1, names[i], sl);
-					p->path[sl + 1] = '\0';
-				}
-			}
-			if (p->path)
-				commit_page(c, d);
-			else
-				page_free(p);
-		}
-		free(data);
-		free(names[i]);
+	parse_batch b = { .files = calloc(PARSE_BATCH, sizeof(parsed_file)), .type = type };
+	if (!b.files) {
+		diag_add(d, dirpath, 0, DIAG_ERROR, "out of memory");
+		goto out_names;
 	}
+	pthread_mutex_init(&b.lock, NULL);
+	int nthreads = parse_threads();
+	for (int at = 0; at < n; at += b.n) {
+		b.n = n - at < PARSE_BATCH ? n - at : PARSE_BATCH;
+		b.next = 0;
+		for (int i = 0; i < b.n; i++) {
+			parsed_file *f = &b.files[i];
+			f->name = names[at + i];
+			names[at + i] = NULL;
+			size_t len = strlen(dirpath) + strlen(f->name) + 2;
+			if ((f->file = malloc(len)))
+				snprintf(f->file, len, "%s/%s", dirpath, f->name);
+		}
+		pthread_t helpers[PARSE_THREADS_MAX];
+		int started = 0;
+		for (int t = 1; t < nthreads && t < b.n; t++)
+			if (pthread_create(&helpers[started], NULL, parse_files, &b) == 0)
+				started++;
+		parse_files(&b);
+		for (int t = 0; t < started; t++)
+			pthread_join(helpers[t], NULL);
+		for (int i = 0; i < b.n; i++)
+			register_file(c, &b.files[i], type, d);
+	}
+	pthread_mutex_destroy(&b.lock);
+	free(b.files);
+out_names:
+	for (int i = 0; i < n; i++)
+		free(names[i]);
 	free(names);
 }
 

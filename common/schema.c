@@ -3,6 +3,19 @@
 
 #include <stdlib.h>
 
+/* The tables the read-next signals fill. vocab: folded surface words with document and collection
+ * frequency, for spelling and typeahead. stems: every indexed stem with the number of pages
+ * holding it, for estimates of a total that is not counted. next_candidates: precomputed read-next
+ * candidates, one row per (source, target, signal), stored by source (seq numbers the rows of a
+ * source) so that a page's candidates are one range. */
+#define ATLAS_SCHEMA_SIGNALS_SQL                                                                   \
+	"CREATE TABLE vocab(term TEXT PRIMARY KEY, df INTEGER NOT NULL, cf INTEGER NOT NULL)"      \
+	" WITHOUT ROWID;\n"                                                                        \
+	"CREATE TABLE stems(stem TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;\n"          \
+	"CREATE TABLE next_candidates(src INTEGER NOT NULL, seq INTEGER NOT NULL, dst INTEGER NOT NULL," \
+	" signal TEXT NOT NULL, weight REAL NOT NULL, detail TEXT NOT NULL, PRIMARY KEY(src, seq))" \
+	" WITHOUT ROWID;\n"
+
 const char atlas_schema_sql[] =
 	/* key/value facts about the build: schema_version, build_id, built_at, corpus_digest, counts */
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
@@ -43,17 +56,11 @@ const char atlas_schema_sql[] =
 	" PRIMARY KEY(doc_id, prereq)) WITHOUT ROWID;\n"
 	/* query-time equivalents: every term of a group stands for every other */
 	"CREATE TABLE synonyms(grp INTEGER NOT NULL, term TEXT NOT NULL);\n"
-	/* folded surface words with document and collection frequency, for spelling and typeahead */
-	"CREATE TABLE vocab(term TEXT PRIMARY KEY, df INTEGER NOT NULL, cf INTEGER NOT NULL)"
-	" WITHOUT ROWID;\n"
-	/* every indexed stem with the number of pages holding it, for estimates of a total that is
-	 * not counted */
-	"CREATE TABLE stems(stem TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;\n"
-	/* precomputed read-next candidates: one row per (source, target, signal), stored by source
-	 * (seq numbers the rows of a source) so that a page's candidates are one range */
-	"CREATE TABLE next_candidates(src INTEGER NOT NULL, seq INTEGER NOT NULL, dst INTEGER NOT NULL,"
-	" signal TEXT NOT NULL, weight REAL NOT NULL, detail TEXT NOT NULL, PRIMARY KEY(src, seq))"
-	" WITHOUT ROWID;\n";
+	ATLAS_SCHEMA_SIGNALS_SQL;
+
+/* The read-next signals' tables, also created alone in the file the signals are written to
+ * beside the index, from which they are copied whole. */
+const char atlas_schema_signals_sql[] = ATLAS_SCHEMA_SIGNALS_SQL;
 
 int atlas_schema_check(sqlite3 *db, atlas_error *err)
 {

@@ -15,6 +15,10 @@ enum { FTS_TITLE, FTS_KEYWORDS, FTS_HEADINGS, FTS_DESCRIPTION, FTS_BODY, FTS_NCO
 /* The SQL that creates every table of a new index (FTS5 tables need the "atlas" tokenizer). */
 extern const char atlas_schema_sql[];
 
+/* The SQL that creates the read-next signals' tables (vocab, stems, next_candidates) alone, the
+ * same as in atlas_schema_sql: the signals are written to a file of their own, then copied. */
+extern const char atlas_schema_signals_sql[];
+
 /* Checks that db is an Atlas index of ATLAS_SCHEMA_VERSION: returns 0, or ATLAS_ESCHEMA with the
  * reason (not an index, another version) in err. */
 int atlas_schema_check(sqlite3 *db, atlas_error *err);

@@ -478,12 +478,27 @@ static int integrity_check(writer *w, const corpus *c, build_stats *stats)
 	return rc;
 }
 
+/* Copies the signals' tables whole from the file their thread wrote (same tables, so SQLite copies
+ * the rows as they are stored, in key order). ATTACH is refused inside a transaction: the build's
+ * is committed around it, which with the journal off only writes out what is pending. */
 static int write_signals(writer *w, const corpus *c, build_stats *stats)
 {
 	(void)c;
-	signals *s = w->signals;
+	const char *rows = NULL;
+	int rc = signals_finish(w->signals, &rows, &stats->candidates, &stats->terms, w->err);
+	if (rc)
+		return rc;
+	char *sql = sqlite3_mprintf("COMMIT; ATTACH %Q AS signals; BEGIN;"
+				    " INSERT INTO main.next_candidates SELECT * FROM signals.next_candidates;"
+				    " INSERT INTO main.vocab SELECT * FROM signals.vocab;"
+				    " INSERT INTO main.stems SELECT * FROM signals.stems;"
+				    " COMMIT; DETACH signals; BEGIN",
+				    rows);
+	rc = sql ? exec(w, sql) : atlas_error_set(w->err, ATLAS_ENOMEM, "out of memory");
+	sqlite3_free(sql);
+	signals_free(w->signals);
 	w->signals = NULL;
-	return signals_finish(s, w->db, &stats->candidates, &stats->terms, w->err);
+	return rc;
 }
 
 static int finish_fts(writer *w, const corpus *c, build_stats *stats)
@@ -561,8 +576,11 @@ int index_build(build_stats *stats, const corpus *c, const char *out_path, int f
 		rc = exec(&w, sql);
 	}
 	/* the read-next signals and the vocabulary are computed on the other core meanwhile */
-	if (!rc)
-		rc = signals_start(&w.signals, w.db, c, w.id_of, err);
+	if (!rc) {
+		char rows[sizeof(tmp) + 16];
+		snprintf(rows, sizeof(rows), "%s-signals", tmp);
+		rc = signals_start(&w.signals, w.db, c, w.id_of, rows, err);
+	}
 	/* each phase timed, for the summary */
 	struct {
 		const char *name;
@@ -586,11 +604,8 @@ int index_build(build_stats *stats, const corpus *c, const char *out_path, int f
 		}
 	}
 out_close:
-	if (w.signals) {
-		int ignored_count, ignored_terms;
-		signals_finish(w.signals, NULL, &ignored_count, &ignored_terms, NULL);
-		w.signals = NULL;
-	}
+	signals_free(w.signals);
+	w.signals = NULL;
 	if (w.db && sqlite3_close(w.db) != SQLITE_OK && !rc)
 		rc = atlas_error_set(err, ATLAS_EIO, "%s: cannot close", tmp);
 	if (!rc && fsync_path(tmp, 0))

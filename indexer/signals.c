@@ -4,12 +4,15 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyzer.h"
 #include "arena.h"
+#include "schema.h"
 #include "stopwords.h"
 #include "strbuf.h"
 #include "strmap.h"
@@ -819,12 +822,17 @@ static void order_rows(out_ctx *o, int npages)
 
 struct signals {
 	pthread_t thread;
+	bool joined;
 	const corpus *c;
 	const int *id_of;
 	atlas_analyzer *a;
+	char *rows_path;          /* the file the rows are written to */
 	atlas_error err;
 	out_ctx o;
 };
+
+static int write_rows(signals *s);
+static void free_rows(out_ctx *o);
 
 static void *run(void *arg)
 {
@@ -839,15 +847,24 @@ static void *run(void *arg)
 		ppr_signals(o, s->c, s->id_of);
 	if (!o->rc)
 		order_rows(o, s->c->npages);
+	if (!o->rc)
+		o->rc = write_rows(s);
+	free_rows(o); /* written or abandoned: no longer held beside the indexing */
 	return NULL;
 }
 
-int signals_start(signals **out, sqlite3 *db, const corpus *c, const int *id_of, atlas_error *err)
+int signals_start(signals **out, sqlite3 *db, const corpus *c, const int *id_of, const char *rows_path,
+		  atlas_error *err)
 {
 	*out = NULL;
 	signals *s = calloc(1, sizeof(*s));
 	if (!s)
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+	if (!(s->rows_path = strdup(rows_path))) {
+		free(s);
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+	}
+	unlink(rows_path);
 	s->c = c;
 	s->id_of = id_of;
 	s->o.err = &s->err;
@@ -864,19 +881,45 @@ int signals_start(signals **out, sqlite3 *db, const corpus *c, const int *id_of,
 fail_analyzer:
 	atlas_analyzer_free(s->a);
 fail_free:
+	free(s->rows_path);
 	free(s);
 	return rc;
 }
 
-static int write_rows(signals *s, sqlite3 *db, atlas_error *err)
+/* Runs sql on db; returns 0, or ATLAS_ESQL with what failed in s->err. */
+static int rows_exec(signals *s, sqlite3 *db, const char *sql)
 {
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK)
+		return 0;
+	return atlas_error_set(&s->err, ATLAS_ESQL, "%s: %s", s->rows_path, sqlite3_errmsg(db));
+}
+
+/* Writes the rows (in o.order), the vocabulary and the stems into a new database at s->rows_path
+ * holding the index's tables for them (atlas_schema_signals_sql), for the indexer to copy whole:
+ * written here, on the signals' own thread, they cost the indexing nothing but the copy. Returns 0
+ * or a negative ATLAS_E* code with s->err set; the file may then be left, for signals_free. */
+static int write_rows(signals *s)
+{
+	sqlite3 *db = NULL;
 	sqlite3_stmt *cand = NULL, *voc = NULL, *stem = NULL;
 	int rc = 0;
+	if (sqlite3_open_v2(s->rows_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		rc = atlas_error_set(&s->err, ATLAS_EIO, "%s: cannot create: %s", s->rows_path,
+				     db ? sqlite3_errmsg(db) : "out of memory");
+		goto out;
+	}
+	/* appended in key order: a small cache, no journal (the file is thrown away on failure) */
+	rc = rows_exec(s, db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;"
+			      " PRAGMA cache_size=-8192; BEGIN");
+	if (!rc)
+		rc = rows_exec(s, db, atlas_schema_signals_sql);
+	if (rc)
+		goto out;
 	if (sqlite3_prepare_v2(db, "INSERT INTO next_candidates(src, seq, dst, signal, weight, detail)"
 				   " VALUES(?,?,?,?,?,?)", -1, &cand, NULL) ||
 	    sqlite3_prepare_v2(db, "INSERT INTO vocab VALUES(?,?,?)", -1, &voc, NULL) ||
 	    sqlite3_prepare_v2(db, "INSERT INTO stems VALUES(?,?)", -1, &stem, NULL)) {
-		rc = atlas_error_set(err, ATLAS_ESQL, "prepare: %s", sqlite3_errmsg(db));
+		rc = atlas_error_set(&s->err, ATLAS_ESQL, "%s: prepare: %s", s->rows_path, sqlite3_errmsg(db));
 		goto out;
 	}
 	for (int k = 0; !rc && k < s->o.nrows; k++) {
@@ -889,7 +932,8 @@ static int write_rows(signals *s, sqlite3 *db, atlas_error *err)
 		sqlite3_bind_double(cand, 5, r->weight);
 		sqlite3_bind_text(cand, 6, r->detail, -1, SQLITE_STATIC);
 		if (sqlite3_step(cand) != SQLITE_DONE)
-			rc = atlas_error_set(err, ATLAS_ESQL, "insert read-next candidate: %s", sqlite3_errmsg(db));
+			rc = atlas_error_set(&s->err, ATLAS_ESQL, "%s: insert read-next candidate: %s",
+					     s->rows_path, sqlite3_errmsg(db));
 		sqlite3_reset(cand);
 	}
 	for (int i = 0; !rc && i < s->o.nvocab; i++) {
@@ -898,7 +942,8 @@ static int write_rows(signals *s, sqlite3 *db, atlas_error *err)
 		sqlite3_bind_int(voc, 2, r->df);
 		sqlite3_bind_int(voc, 3, r->cf);
 		if (sqlite3_step(voc) != SQLITE_DONE)
-			rc = atlas_error_set(err, ATLAS_ESQL, "insert vocabulary: %s", sqlite3_errmsg(db));
+			rc = atlas_error_set(&s->err, ATLAS_ESQL, "%s: insert vocabulary: %s", s->rows_path,
+					     sqlite3_errmsg(db));
 		sqlite3_reset(voc);
 	}
 	for (int i = 0; !rc && i < s->o.nstems; i++) {
@@ -906,42 +951,66 @@ static int write_rows(signals *s, sqlite3 *db, atlas_error *err)
 		sqlite3_bind_text(stem, 1, r->term, -1, SQLITE_STATIC);
 		sqlite3_bind_int(stem, 2, r->df);
 		if (sqlite3_step(stem) != SQLITE_DONE)
-			rc = atlas_error_set(err, ATLAS_ESQL, "insert stem: %s", sqlite3_errmsg(db));
+			rc = atlas_error_set(&s->err, ATLAS_ESQL, "%s: insert stem: %s", s->rows_path,
+					     sqlite3_errmsg(db));
 		sqlite3_reset(stem);
 	}
+	if (!rc)
+		rc = rows_exec(s, db, "COMMIT");
 out:
 	sqlite3_finalize(cand);
 	sqlite3_finalize(voc);
 	sqlite3_finalize(stem);
+	if (db && sqlite3_close(db) != SQLITE_OK && !rc)
+		rc = atlas_error_set(&s->err, ATLAS_EIO, "%s: cannot close", s->rows_path);
 	return rc;
 }
 
-int signals_finish(signals *s, sqlite3 *db, int *count, int *terms, atlas_error *err)
+/* Frees the rows, the vocabulary and the stems (kept: their counts). Never fails. */
+static void free_rows(out_ctx *o)
 {
-	int rc = 0;
+	for (int b = 0; b < o->nblocks; b++)
+		free(o->blocks[b]);
+	free(o->blocks);
+	o->blocks = NULL;
+	o->nblocks = o->capblocks = 0;
+	free(o->order);
+	o->order = NULL;
+	atlas_arena_free(&o->details);
+	for (int i = 0; i < o->nvocab; i++)
+		free(o->vocab[i].term);
+	free(o->vocab);
+	o->vocab = NULL;
+	for (int i = 0; i < o->nstems; i++)
+		free(o->stems[i].term);
+	free(o->stems);
+	o->stems = NULL;
+}
+
+int signals_finish(signals *s, const char **rows_path, int *count, int *terms, atlas_error *err)
+{
+	*rows_path = NULL;
 	*count = *terms = 0;
-	if (!s)
-		return 0;
-	pthread_join(s->thread, NULL);
-	if (s->o.rc) {
-		rc = atlas_error_set(err, s->o.rc, "%s", s->err.msg);
-	} else if (db) {
-		rc = write_rows(s, db, err);
-		*count = s->o.nrows;
-		*terms = s->o.nvocab;
+	if (!s->joined) {
+		pthread_join(s->thread, NULL);
+		s->joined = true;
 	}
-	for (int b = 0; b < s->o.nblocks; b++)
-		free(s->o.blocks[b]);
-	free(s->o.blocks);
-	free(s->o.order);
-	atlas_arena_free(&s->o.details);
-	for (int i = 0; i < s->o.nvocab; i++)
-		free(s->o.vocab[i].term);
-	free(s->o.vocab);
-	for (int i = 0; i < s->o.nstems; i++)
-		free(s->o.stems[i].term);
-	free(s->o.stems);
+	if (s->o.rc)
+		return atlas_error_set(err, s->o.rc, "%s", s->err.msg);
+	*rows_path = s->rows_path;
+	*count = s->o.nrows;
+	*terms = s->o.nvocab;
+	return 0;
+}
+
+void signals_free(signals *s)
+{
+	if (!s)
+		return;
+	if (!s->joined)
+		pthread_join(s->thread, NULL);
+	unlink(s->rows_path);
+	free(s->rows_path);
 	atlas_analyzer_free(s->a);
 	free(s);
-	return rc;
 }

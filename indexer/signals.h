@@ -25,14 +25,20 @@ typedef struct signals signals;
 
 /* Starts computing, in a thread of its own (beside the full-text indexing), every candidate for
  * every page of c (doc ids from id_of, indexed by page) and the vocabulary (folded surface words
- * and identifiers with document and collection frequencies). c and id_of must stay unchanged
- * until signals_finish. db is used only now, to find the tokenizer. On success *out owns the
- * computation; returns 0 or a negative ATLAS_E* code with err set. */
-int signals_start(signals **out, sqlite3 *db, const corpus *c, const int *id_of, atlas_error *err);
+ * and identifiers with document and collection frequencies), written when done to a new file at
+ * rows_path (replaced if present) in the index's own tables (atlas_schema_signals_sql). c and
+ * id_of must stay unchanged until signals_finish. db is used only now, to find the tokenizer. On
+ * success *out owns the computation (free with signals_free); returns 0 or a negative ATLAS_E*
+ * code with err set. */
+int signals_start(signals **out, sqlite3 *db, const corpus *c, const int *id_of, const char *rows_path,
+		  atlas_error *err);
 
-/* Waits for the computation, writes its rows into next_candidates and vocab of db (nothing when
- * db is NULL: an abandoned build), and frees it (accepts NULL). *count receives the number of
- * candidates, *terms the vocabulary size. Returns 0 or a negative ATLAS_E* code with err set. */
-int signals_finish(signals *s, sqlite3 *db, int *count, int *terms, atlas_error *err);
+/* Waits for the computation. On success sets *rows_path to the file holding its tables (owned by
+ * s, valid until signals_free), *count to the number of candidates and *terms to the vocabulary
+ * size, and returns 0; else a negative ATLAS_E* code with err set. */
+int signals_finish(signals *s, const char **rows_path, int *count, int *terms, atlas_error *err);
+
+/* Waits for the computation if still running, removes its file and frees it. Accepts NULL. */
+void signals_free(signals *s);
 
 #endif

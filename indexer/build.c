@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -82,6 +83,7 @@ typedef struct writer {
 	int *order;       /* doc id - 1 -> page index */
 	int *id_of;       /* page index -> doc id */
 	signals *signals; /* the read-next computation running beside the indexing */
+	corpus *bodies;   /* the corpus whose section bodies are released as they are indexed */
 	long long fts_hash_bytes; /* FTS5's in-memory hash of pending terms, flushed to a segment when full */
 } writer;
 
@@ -166,8 +168,8 @@ static int section_spans(writer *w, atlas_analyzer *a, atlas_spans_writer *sw, s
 			 section_tokens *tk, const page *p, int s)
 {
 	const section *x = &p->secs[s];
-	size_t lead = s == 0 ? (p->lead_len <= x->body.len ? p->lead_len : x->body.len) : 0;
-	const char *body = strbuf_str(&x->body);
+	size_t lead = s == 0 ? (p->lead_len <= x->body_len ? p->lead_len : x->body_len) : 0;
+	const char *body = x->body;
 	atlas_spans_part(sw);
 	int rc = atlas_spans_add(sw, a, x->heading, (int)strlen(x->heading), 0);
 	tk->heading = sw->count;
@@ -176,7 +178,7 @@ static int section_spans(writer *w, atlas_analyzer *a, atlas_spans_writer *sw, s
 		rc = atlas_spans_add(sw, a, body, (int)lead, 0);
 	tk->lead = sw->count;
 	if (!rc)
-		rc = atlas_spans_add(sw, a, body + lead, (int)(x->body.len - lead), (int)lead);
+		rc = atlas_spans_add(sw, a, body + lead, (int)(x->body_len - lead), (int)lead);
 	tk->body = sw->count - tk->lead;
 	int frc = atlas_spans_finish(sw, out);
 	if (!rc)
@@ -222,9 +224,9 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 			const section *x = &p->secs[s];
 			if (s)
 				strbuf_printf(&heads, "%s\n", x->heading);
-			const char *b = strbuf_str(&x->body);
+			const char *b = x->body;
 			if (s == 0)
-				b += p->lead_len <= x->body.len ? p->lead_len : x->body.len;
+				b += p->lead_len <= x->body_len ? p->lead_len : x->body_len;
 			strbuf_printf(&body, "%s\n", b);
 		}
 		stats->pages[p->type]++;
@@ -256,7 +258,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 			sqlite3_bind_int(sec, 4, x->level);
 			sqlite3_bind_text(sec, 5, x->heading, -1, SQLITE_STATIC);
 			sqlite3_bind_text(sec, 6, x->anchor, -1, SQLITE_STATIC);
-			sqlite3_bind_text(sec, 7, strbuf_str(&x->body), -1, SQLITE_STATIC);
+			sqlite3_bind_text(sec, 7, x->body, -1, SQLITE_STATIC);
 			sqlite3_bind_int(sec, 8, tk.heading);
 			sqlite3_bind_int(sec, 9, tk.lead);
 			sqlite3_bind_int(sec, 10, tk.body);
@@ -285,6 +287,11 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 			sqlite3_bind_text(dt, 2, p->topics[t], -1, SQLITE_STATIC);
 			rc = step_reset(w, dt, "insert document topic");
 		}
+		corpus_release_bodies(w->bodies, w->order[id - 1]);
+		/* the texts freed so far are holes between the corpus's small strings, which the heap
+		 * keeps: give their whole pages back now and then (about 1.5 s over 100,000 pages) */
+		if (id % 4096 == 0)
+			malloc_trim(0);
 	}
 	strbuf_free(&kw);
 	strbuf_free(&heads);
@@ -527,7 +534,7 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-int index_build(build_stats *stats, const corpus *c, const char *out_path, int fts_memory_mib,
+int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_memory_mib,
 		atlas_error *err)
 {
 	char dir[4096], base[1024], tmp[8192];
@@ -537,7 +544,7 @@ int index_build(build_stats *stats, const corpus *c, const char *out_path, int f
 	index_remove_stale_temps(out_path);
 	unlink(tmp);
 
-	writer w = { NULL, tmp, err, NULL, NULL, NULL, (long long)fts_memory_mib << 20 };
+	writer w = { .file = tmp, .err = err, .fts_hash_bytes = (long long)fts_memory_mib << 20 };
 	int rc = 0;
 	w.order = malloc((size_t)(c->npages ? c->npages : 1) * sizeof(int));
 	w.id_of = malloc((size_t)(c->npages ? c->npages : 1) * sizeof(int));
@@ -575,8 +582,12 @@ int index_build(build_stats *stats, const corpus *c, const char *out_path, int f
 			 w.fts_hash_bytes, w.fts_hash_bytes / 4);
 		rc = exec(&w, sql);
 	}
-	/* the read-next signals and the vocabulary are computed on the other core meanwhile */
+	/* the read-next signals and the vocabulary are computed on the other core meanwhile; the
+	 * section bodies, read by both, are freed page by page once both have read them (or kept
+	 * to the end, when there is no memory to count them) */
 	if (!rc) {
+		w.bodies = c;
+		corpus_share_bodies(c, 2);
 		char rows[sizeof(tmp) + 16];
 		snprintf(rows, sizeof(rows), "%s-signals", tmp);
 		rc = signals_start(&w.signals, w.db, c, w.id_of, rows, err);

@@ -29,10 +29,11 @@ typedef struct build_stats {
 #define BUILD_FTS_MEMORY_MIB_MAX 4096
 
 /* Builds the index of c into a temporary file beside out_path, checks it, and renames it over
- * out_path; fts_memory_mib is the FTS5 pending-terms memory (1 to BUILD_FTS_MEMORY_MIB_MAX). On
- * failure the temporary file is removed, out_path is untouched, and err says what went wrong
- * (naming the file). Returns 0 or a negative ATLAS_E* code. */
-int index_build(build_stats *stats, const corpus *c, const char *out_path, int fts_memory_mib,
+ * out_path; fts_memory_mib is the FTS5 pending-terms memory (1 to BUILD_FTS_MEMORY_MIB_MAX). The
+ * section bodies of c are freed as they are indexed: afterwards c can only be freed. On failure
+ * the temporary file is removed, out_path is untouched, and err says what went wrong (naming the
+ * file). Returns 0 or a negative ATLAS_E* code. */
+int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_memory_mib,
 		atlas_error *err);
 
 /* Removes temporary files left beside out_path by builds that were killed. Returns how many. */

@@ -176,6 +176,7 @@ typedef struct md_state {
 	int in_heading;        /* level of the heading being read, 0 when none */
 	int link_depth;
 	strbuf link_text;
+	strbuf text;           /* the page's section bodies so far, the last one still growing */
 	char *link_target;
 	strmap anchors;
 	size_t link_cursor;    /* where to look for the next link's text in body */
@@ -198,6 +199,9 @@ static int add_section(md_state *st, int level, const char *heading)
 	p->secs = secs;
 	section *s = &secs[p->nsecs];
 	memset(s, 0, sizeof(*s));
+	if (p->nsecs)
+		strbuf_putc(&st->text, '\0'); /* the previous section's body ends */
+	s->body_off = st->text.len;
 	s->level = level;
 	s->heading = strdup(heading);
 	strbuf a = STRBUF_INIT;
@@ -218,15 +222,16 @@ static void append_text(md_state *st, const char *text, size_t n)
 	if (st->in_heading)
 		strbuf_append(&st->heading, text, n);
 	else
-		strbuf_append(&current_section(st)->body, text, n);
+		strbuf_append(&st->text, text, n);
 	if (st->link_depth)
 		strbuf_append(&st->link_text, text, n);
 }
 
 static void separate(md_state *st, char c)
 {
-	strbuf *b = st->in_heading ? &st->heading : &current_section(st)->body;
-	if (b->len && b->buf[b->len - 1] != '\n' && b->buf[b->len - 1] != ' ')
+	strbuf *b = st->in_heading ? &st->heading : &st->text;
+	size_t from = st->in_heading ? 0 : current_section(st)->body_off;
+	if (b->len > from && b->buf[b->len - 1] != '\n' && b->buf[b->len - 1] != ' ')
 		strbuf_putc(b, c);
 }
 
@@ -412,9 +417,9 @@ int corpus_parse_body(page *p, const char *body, size_t n, int body_line)
 	st.body_line = body_line;
 	if (add_section(&st, 0, p->title ? p->title : ""))
 		return -1;
-	strbuf_puts(&current_section(&st)->body, p->description ? p->description : "");
-	strbuf_putc(&current_section(&st)->body, '\n');
-	p->lead_len = current_section(&st)->body.len;
+	strbuf_puts(&st.text, p->description ? p->description : "");
+	strbuf_putc(&st.text, '\n');
+	p->lead_len = st.text.len;
 	MD_PARSER parser = { 0, MD_FLAG_TABLES | MD_FLAG_STRIKETHROUGH | MD_FLAG_NOHTML, md_enter_block,
 			     md_leave_block, md_enter_span, md_leave_span, md_text, NULL, NULL };
 	int rc = md_parse(body, (MD_SIZE)n, &parser, &st);
@@ -422,14 +427,25 @@ int corpus_parse_body(page *p, const char *body, size_t n, int body_line)
 	strbuf_free(&st.link_text);
 	free(st.link_target);
 	strmap_free(&st.anchors);
-	if (rc || st.oom)
+	if (rc || st.oom || st.text.oom) {
+		strbuf_free(&st.text);
+		return -1;
+	}
+	/* the text grew by doubling and is held until the index is written: up to half of it was
+	 * slack, and the corpus is the build's largest use of memory */
+	strbuf_shrink(&st.text);
+	size_t len = st.text.len;
+	free(p->text);
+	p->text = strbuf_detach(&st.text);
+	if (!p->text)
 		return -1;
 	p->words = 0;
-	for (int i = 0; i < p->nsecs; i++) {
-		p->words += (i ? count_words(p->secs[i].heading) : 0) + count_words(strbuf_str(&p->secs[i].body));
-		/* a body grew by doubling and is held until the index is written: up to half of it
-		 * was slack, and the corpus is the build's largest use of memory */
-		strbuf_shrink(&p->secs[i].body);
+	for (int i = p->nsecs - 1; i >= 0; i--) {
+		section *x = &p->secs[i];
+		x->body = p->text + x->body_off;
+		x->body_len = len - x->body_off;
+		len = x->body_off ? x->body_off - 1 : 0; /* the NUL before this body */
+		p->words += (i ? count_words(x->heading) : 0) + count_words(x->body);
 	}
 	if (p->description)
 		p->words -= count_words(p->description);
@@ -690,9 +706,9 @@ void page_free(page *p)
 	for (int i = 0; i < p->nsecs; i++) {
 		free(p->secs[i].heading);
 		free(p->secs[i].anchor);
-		strbuf_free(&p->secs[i].body);
 	}
 	free(p->secs);
+	free(p->text);
 	for (int i = 0; i < p->nlinks; i++) {
 		free(p->links[i].target);
 		free(p->links[i].text);
@@ -946,6 +962,30 @@ out_names:
 	for (int i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+}
+
+int corpus_share_bodies(corpus *c, int readers)
+{
+	free(c->body_readers);
+	c->body_readers = malloc((size_t)(c->npages ? c->npages : 1) * sizeof(*c->body_readers));
+	if (!c->body_readers)
+		return -1;
+	for (int i = 0; i < c->npages; i++)
+		atomic_init(&c->body_readers[i], readers);
+	return 0;
+}
+
+void corpus_release_bodies(corpus *c, int i)
+{
+	if (!c->body_readers || atomic_fetch_sub(&c->body_readers[i], 1) != 1)
+		return;
+	page *p = &c->pages[i];
+	for (int s = 0; s < p->nsecs; s++) {
+		p->secs[s].body = "";
+		p->secs[s].body_len = 0;
+	}
+	free(p->text);
+	p->text = NULL;
 }
 
 static void json_error(diag_list *d, const char *file, const char *data)
@@ -1432,6 +1472,7 @@ void corpus_free(corpus *c)
 	for (int i = 0; i < c->npages; i++)
 		page_free(&c->pages[i]);
 	free(c->pages);
+	free(c->body_readers);
 	strmap_free(&c->page_index);
 	for (int i = 0; i < c->ntopics; i++) {
 		free(c->topics[i].path);

@@ -3,6 +3,7 @@
 #ifndef ATLAS_CORPUS_H
 #define ATLAS_CORPUS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -36,7 +37,9 @@ typedef struct section {
 	int level;          /* 0 for the lead, 2 or 3 for headings */
 	char *heading;
 	char *anchor;       /* GitHub-style, unique within the page; "" for the lead */
-	strbuf body;
+	const char *body;   /* plain text, NUL-terminated, in the page's text; "" once released */
+	size_t body_len;
+	size_t body_off;    /* where body starts in the page's text */
 } section;
 
 typedef struct page_link {
@@ -67,6 +70,8 @@ typedef struct page {
 	int ngsecs;
 	section *secs;
 	int nsecs;
+	char *text;         /* every section's body, one after another, each NUL-terminated: one
+			     * block, freed whole once the index holds it; NULL once released */
 	page_link *links;
 	int nlinks;
 	int words;
@@ -102,6 +107,7 @@ typedef struct corpus {
 	char *site_url;         /* origin of the sitemap's locs, e.g. https://explainers.rudrite.com */
 	unsigned long long digest;
 	size_t bytes;           /* total bytes of corpus files read */
+	atomic_int *body_readers; /* per page, readers yet to release its section bodies; NULL: kept */
 } corpus;
 
 /* Parses one page file held in data[0..n) (front matter + Markdown) as a page of the given type.
@@ -121,6 +127,16 @@ int corpus_parse_body(page *p, const char *body, size_t n, int body_line);
  * for validity) or -1 when dir itself is unusable. */
 int corpus_load(corpus *c, const char *dir, bool strict, diag_list *d);
 void corpus_free(corpus *c);
+
+/* Declares that each page's section bodies will be read by readers threads (readers >= 1), each
+ * calling corpus_release_bodies once per page when done with them: the last frees them, so that a
+ * build does not hold all the text of a large corpus while indexing it. Returns 0, or -1 when out
+ * of memory (the bodies are then kept until corpus_free, releasing does nothing). */
+int corpus_share_bodies(corpus *c, int readers);
+
+/* Called by one of the readers of corpus_share_bodies done with page i's section bodies; the last
+ * of them frees them (a page's bodies are then empty). Safe from any thread. */
+void corpus_release_bodies(corpus *c, int i);
 
 /* Writes the GitHub-style anchor of heading into out (lowercase, punctuation dropped, spaces to '-'). */
 void anchor_of(strbuf *out, const char *heading);

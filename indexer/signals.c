@@ -484,7 +484,7 @@ static void keep_sorted(out_ctx *o, vocab_row **rows, int *n, const strmap *m, c
 	free(sorted);
 }
 
-static void text_signals(out_ctx *o, const corpus *c, const int *id_of, atlas_analyzer *a)
+static void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer *a)
 {
 	int n = c->npages;
 	vec_ctx v;
@@ -507,8 +507,9 @@ static void text_signals(out_ctx *o, const corpus *c, const int *id_of, atlas_an
 			if (s)
 				vec_text(&v, a, p->secs[s].heading, (int)strlen(p->secs[s].heading));
 			v.field_weight = s == 0 ? 1.5f : 1.0f;
-			vec_text(&v, a, strbuf_str(&p->secs[s].body), (int)p->secs[s].body.len);
+			vec_text(&v, a, p->secs[s].body, (int)p->secs[s].body_len);
 		}
+		corpus_release_bodies(c, pi);
 		vecs[pi] = malloc((size_t)(v.ntouched ? v.ntouched : 1) * sizeof(term_w));
 		if (!vecs[pi]) {
 			v.oom = 1;
@@ -823,7 +824,7 @@ static void order_rows(out_ctx *o, int npages)
 struct signals {
 	pthread_t thread;
 	bool joined;
-	const corpus *c;
+	corpus *c;
 	const int *id_of;
 	atlas_analyzer *a;
 	char *rows_path;          /* the file the rows are written to */
@@ -853,7 +854,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int signals_start(signals **out, sqlite3 *db, const corpus *c, const int *id_of, const char *rows_path,
+int signals_start(signals **out, sqlite3 *db, corpus *c, const int *id_of, const char *rows_path,
 		  atlas_error *err)
 {
 	*out = NULL;

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "analyzer.h"
-#include "arena.h"
 #include "schema.h"
 #include "stopwords.h"
 #include "strbuf.h"
@@ -31,62 +30,56 @@
 ** Output rows.
 */
 
-typedef struct cand_row {
-	int src, dst;
-	const char *signal;       /* one of the SIG_ names */
-	double weight;
-	const char *detail;       /* in the details arena, or "" */
-} cand_row;
-
-/* Rows are kept in blocks of this many, never moved: at 100,000 pages there are millions, and an
- * array grown by doubling held up to twice their size, and three times while being copied. */
-#define CAND_BLOCK_ROWS 65536
-
 typedef struct vocab_row {
 	char *term;
 	int df, cf;
 } vocab_row;
 
-/* Everything computed, kept in memory until the rows can be written. */
+/* Everything computed. The candidate rows, millions at 100,000 pages, are not kept: each goes into
+ * the rows file as it is made, in the order made (signal after signal, each over every page), and
+ * is put in key order there at the end. */
 typedef struct out_ctx {
 	atlas_error *err;
-	cand_row **blocks;        /* row i: blocks[i / CAND_BLOCK_ROWS][i % CAND_BLOCK_ROWS] */
-	int nrows, nblocks, capblocks;
-	atlas_arena details;      /* the rows' detail strings, freed whole */
+	const char *path;         /* the rows file, for messages */
+	sqlite3 *db;              /* the rows file, open while computing */
+	sqlite3_stmt *row;        /* appends a row to its table "computed" */
+	int nrows;
 	vocab_row *vocab;         /* sorted by term */
 	int nvocab;
 	vocab_row *stems;         /* every stem with its document frequency (cf unused), sorted */
 	int nstems;
-	int *order;               /* row numbers by source page, then row number: the order of the
-				   * table's key, so that writing them only ever appends */
 	int rc;
 } out_ctx;
 
+/* Sets o->rc from the rows file's last error, with what was being done. Returns o->rc. */
+static int rows_failed(out_ctx *o, const char *what)
+{
+	int code = sqlite3_errcode(o->db);
+	o->rc = atlas_error_set(o->err, code == SQLITE_FULL ? ATLAS_EIO : ATLAS_ESQL, "%s: %s: %s", o->path,
+				what, code == SQLITE_FULL ? "disk full" : sqlite3_errmsg(o->db));
+	return o->rc;
+}
+
+/* Runs sql on the rows file; returns 0 or o->rc, set. */
+static int rows_exec(out_ctx *o, const char *sql)
+{
+	return sqlite3_exec(o->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : rows_failed(o, "write");
+}
+
+/* Records one candidate (self and unknown pages dropped); on failure sets o->rc. */
 static void emit(out_ctx *o, int src, int dst, const char *signal, double weight, const char *detail)
 {
 	if (o->rc || src == dst || !src || !dst)
 		return;
-	if (o->nrows == o->nblocks * CAND_BLOCK_ROWS) {
-		if (o->nblocks == o->capblocks) {
-			int cap = o->capblocks ? o->capblocks * 2 : 16;
-			cand_row **b = realloc(o->blocks, (size_t)cap * sizeof(*b));
-			if (!b)
-				goto oom;
-			o->blocks = b;
-			o->capblocks = cap;
-		}
-		if (!(o->blocks[o->nblocks] = malloc(CAND_BLOCK_ROWS * sizeof(cand_row))))
-			goto oom;
-		o->nblocks++;
-	}
-	const char *d = detail && *detail ? atlas_arena_strndup(&o->details, detail, strlen(detail)) : "";
-	if (!d)
-		goto oom;
-	o->blocks[o->nrows / CAND_BLOCK_ROWS][o->nrows % CAND_BLOCK_ROWS] = (cand_row){ src, dst, signal, weight, d };
+	sqlite3_bind_int(o->row, 1, src);
+	sqlite3_bind_int(o->row, 2, dst);
+	sqlite3_bind_text(o->row, 3, signal, -1, SQLITE_STATIC);
+	sqlite3_bind_double(o->row, 4, weight);
+	sqlite3_bind_text(o->row, 5, detail ? detail : "", -1, SQLITE_STATIC);
+	if (sqlite3_step(o->row) != SQLITE_DONE)
+		rows_failed(o, "insert read-next candidate");
+	sqlite3_reset(o->row);
 	o->nrows++;
-	return;
-oom:
-	o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory for read-next candidates");
 }
 
 static int page_of(const corpus *c, const char *path)
@@ -799,28 +792,6 @@ out:
 ** Running beside the full-text indexing, then writing.
 */
 
-/* Sets o->order: the rows by (src, row number), by counting sort over the page ids 1..npages.
- * Inserted in this order, the rows of the table keyed (src, seq) are appended to its B-tree; in
- * the order they were computed (signal after signal, each over every page) they went to random
- * pages of it, most of the write's time at 100,000 pages. On failure sets o->rc. */
-static void order_rows(out_ctx *o, int npages)
-{
-	int *start = calloc((size_t)npages + 2, sizeof(int));
-	o->order = malloc((size_t)(o->nrows ? o->nrows : 1) * sizeof(int));
-	if (!start || !o->order) {
-		free(start);
-		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory for read-next candidates");
-		return;
-	}
-	for (int i = 0; i < o->nrows; i++)
-		start[o->blocks[i / CAND_BLOCK_ROWS][i % CAND_BLOCK_ROWS].src + 1]++;
-	for (int k = 1; k <= npages + 1; k++)
-		start[k] += start[k - 1];
-	for (int i = 0; i < o->nrows; i++)
-		o->order[start[o->blocks[i / CAND_BLOCK_ROWS][i % CAND_BLOCK_ROWS].src]++] = i;
-	free(start);
-}
-
 struct signals {
 	pthread_t thread;
 	bool joined;
@@ -832,14 +803,91 @@ struct signals {
 	out_ctx o;
 };
 
-static int write_rows(signals *s);
-static void free_rows(out_ctx *o);
+/* Creates the rows file: the index's tables for the signals (atlas_schema_signals_sql) and
+ * "computed", where emit appends. Returns 0 or o->rc, set. */
+static int rows_open(out_ctx *o)
+{
+	if (sqlite3_open_v2(o->path, &o->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		o->rc = atlas_error_set(o->err, ATLAS_EIO, "%s: cannot create: %s", o->path,
+					o->db ? sqlite3_errmsg(o->db) : "out of memory");
+		return o->rc;
+	}
+	/* appends only: a small cache, no journal (the file is thrown away on failure) */
+	if (rows_exec(o, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;"
+			 " PRAGMA cache_size=-8192; BEGIN") ||
+	    rows_exec(o, atlas_schema_signals_sql) ||
+	    rows_exec(o, "CREATE TABLE computed(src INTEGER, dst INTEGER, signal TEXT, weight REAL, detail TEXT)"))
+		return o->rc;
+	if (sqlite3_prepare_v2(o->db, "INSERT INTO computed VALUES(?,?,?,?,?)", -1, &o->row, NULL) != SQLITE_OK)
+		return rows_failed(o, "prepare");
+	return 0;
+}
+
+/* Completes the rows file: the rows in key order into next_candidates (seq: the order they were
+ * made in, from 0), "computed" dropped, the vocabulary and the stems written. Returns 0 or o->rc,
+ * set. */
+static int rows_finish(out_ctx *o)
+{
+	sqlite3_stmt *voc = NULL, *stem = NULL;
+	sqlite3_finalize(o->row);
+	o->row = NULL;
+	if (rows_exec(o, "INSERT INTO next_candidates(src, seq, dst, signal, weight, detail)"
+			 " SELECT src, rowid - 1, dst, signal, weight, detail FROM computed ORDER BY src, rowid;"
+			 " DROP TABLE computed"))
+		return o->rc;
+	if (sqlite3_prepare_v2(o->db, "INSERT INTO vocab VALUES(?,?,?)", -1, &voc, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(o->db, "INSERT INTO stems VALUES(?,?)", -1, &stem, NULL) != SQLITE_OK) {
+		rows_failed(o, "prepare");
+		goto out;
+	}
+	for (int i = 0; !o->rc && i < o->nvocab; i++) {
+		sqlite3_bind_text(voc, 1, o->vocab[i].term, -1, SQLITE_STATIC);
+		sqlite3_bind_int(voc, 2, o->vocab[i].df);
+		sqlite3_bind_int(voc, 3, o->vocab[i].cf);
+		if (sqlite3_step(voc) != SQLITE_DONE)
+			rows_failed(o, "insert vocabulary");
+		sqlite3_reset(voc);
+	}
+	for (int i = 0; !o->rc && i < o->nstems; i++) {
+		sqlite3_bind_text(stem, 1, o->stems[i].term, -1, SQLITE_STATIC);
+		sqlite3_bind_int(stem, 2, o->stems[i].df);
+		if (sqlite3_step(stem) != SQLITE_DONE)
+			rows_failed(o, "insert stem");
+		sqlite3_reset(stem);
+	}
+	if (!o->rc)
+		rows_exec(o, "COMMIT");
+out:
+	sqlite3_finalize(voc);
+	sqlite3_finalize(stem);
+	return o->rc;
+}
+
+/* Closes the rows file and frees the vocabulary and the stems (kept: their counts). On a close
+ * that fails sets o->rc unless already set. */
+static void rows_close(out_ctx *o)
+{
+	sqlite3_finalize(o->row);
+	o->row = NULL;
+	if (o->db && sqlite3_close(o->db) != SQLITE_OK && !o->rc)
+		o->rc = atlas_error_set(o->err, ATLAS_EIO, "%s: cannot close", o->path);
+	o->db = NULL;
+	for (int i = 0; i < o->nvocab; i++)
+		free(o->vocab[i].term);
+	free(o->vocab);
+	o->vocab = NULL;
+	for (int i = 0; i < o->nstems; i++)
+		free(o->stems[i].term);
+	free(o->stems);
+	o->stems = NULL;
+}
 
 static void *run(void *arg)
 {
 	signals *s = arg;
 	out_ctx *o = &s->o;
-	graph_signals(o, s->c, s->id_of);
+	if (!rows_open(o))
+		graph_signals(o, s->c, s->id_of);
 	if (!o->rc)
 		topic_signals(o, s->c, s->id_of);
 	if (!o->rc)
@@ -847,10 +895,8 @@ static void *run(void *arg)
 	if (!o->rc)
 		ppr_signals(o, s->c, s->id_of);
 	if (!o->rc)
-		order_rows(o, s->c->npages);
-	if (!o->rc)
-		o->rc = write_rows(s);
-	free_rows(o); /* written or abandoned: no longer held beside the indexing */
+		rows_finish(o);
+	rows_close(o);
 	return NULL;
 }
 
@@ -869,7 +915,7 @@ int signals_start(signals **out, sqlite3 *db, corpus *c, const int *id_of, const
 	s->c = c;
 	s->id_of = id_of;
 	s->o.err = &s->err;
-	s->o.details = (atlas_arena)ATLAS_ARENA_INIT(1 << 20);
+	s->o.path = s->rows_path;
 	int rc = atlas_analyzer_new(&s->a, db, err);
 	if (rc)
 		goto fail_free;
@@ -885,107 +931,6 @@ fail_free:
 	free(s->rows_path);
 	free(s);
 	return rc;
-}
-
-/* Runs sql on db; returns 0, or ATLAS_ESQL with what failed in s->err. */
-static int rows_exec(signals *s, sqlite3 *db, const char *sql)
-{
-	if (sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK)
-		return 0;
-	return atlas_error_set(&s->err, ATLAS_ESQL, "%s: %s", s->rows_path, sqlite3_errmsg(db));
-}
-
-/* Writes the rows (in o.order), the vocabulary and the stems into a new database at s->rows_path
- * holding the index's tables for them (atlas_schema_signals_sql), for the indexer to copy whole:
- * written here, on the signals' own thread, they cost the indexing nothing but the copy. Returns 0
- * or a negative ATLAS_E* code with s->err set; the file may then be left, for signals_free. */
-static int write_rows(signals *s)
-{
-	sqlite3 *db = NULL;
-	sqlite3_stmt *cand = NULL, *voc = NULL, *stem = NULL;
-	int rc = 0;
-	if (sqlite3_open_v2(s->rows_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-		rc = atlas_error_set(&s->err, ATLAS_EIO, "%s: cannot create: %s", s->rows_path,
-				     db ? sqlite3_errmsg(db) : "out of memory");
-		goto out;
-	}
-	/* appended in key order: a small cache, no journal (the file is thrown away on failure) */
-	rc = rows_exec(s, db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;"
-			      " PRAGMA cache_size=-8192; BEGIN");
-	if (!rc)
-		rc = rows_exec(s, db, atlas_schema_signals_sql);
-	if (rc)
-		goto out;
-	if (sqlite3_prepare_v2(db, "INSERT INTO next_candidates(src, seq, dst, signal, weight, detail)"
-				   " VALUES(?,?,?,?,?,?)", -1, &cand, NULL) ||
-	    sqlite3_prepare_v2(db, "INSERT INTO vocab VALUES(?,?,?)", -1, &voc, NULL) ||
-	    sqlite3_prepare_v2(db, "INSERT INTO stems VALUES(?,?)", -1, &stem, NULL)) {
-		rc = atlas_error_set(&s->err, ATLAS_ESQL, "%s: prepare: %s", s->rows_path, sqlite3_errmsg(db));
-		goto out;
-	}
-	for (int k = 0; !rc && k < s->o.nrows; k++) {
-		int i = s->o.order[k];
-		const cand_row *r = &s->o.blocks[i / CAND_BLOCK_ROWS][i % CAND_BLOCK_ROWS];
-		sqlite3_bind_int(cand, 1, r->src);
-		sqlite3_bind_int(cand, 2, i);
-		sqlite3_bind_int(cand, 3, r->dst);
-		sqlite3_bind_text(cand, 4, r->signal, -1, SQLITE_STATIC);
-		sqlite3_bind_double(cand, 5, r->weight);
-		sqlite3_bind_text(cand, 6, r->detail, -1, SQLITE_STATIC);
-		if (sqlite3_step(cand) != SQLITE_DONE)
-			rc = atlas_error_set(&s->err, ATLAS_ESQL, "%s: insert read-next candidate: %s",
-					     s->rows_path, sqlite3_errmsg(db));
-		sqlite3_reset(cand);
-	}
-	for (int i = 0; !rc && i < s->o.nvocab; i++) {
-		const vocab_row *r = &s->o.vocab[i];
-		sqlite3_bind_text(voc, 1, r->term, -1, SQLITE_STATIC);
-		sqlite3_bind_int(voc, 2, r->df);
-		sqlite3_bind_int(voc, 3, r->cf);
-		if (sqlite3_step(voc) != SQLITE_DONE)
-			rc = atlas_error_set(&s->err, ATLAS_ESQL, "%s: insert vocabulary: %s", s->rows_path,
-					     sqlite3_errmsg(db));
-		sqlite3_reset(voc);
-	}
-	for (int i = 0; !rc && i < s->o.nstems; i++) {
-		const vocab_row *r = &s->o.stems[i];
-		sqlite3_bind_text(stem, 1, r->term, -1, SQLITE_STATIC);
-		sqlite3_bind_int(stem, 2, r->df);
-		if (sqlite3_step(stem) != SQLITE_DONE)
-			rc = atlas_error_set(&s->err, ATLAS_ESQL, "%s: insert stem: %s", s->rows_path,
-					     sqlite3_errmsg(db));
-		sqlite3_reset(stem);
-	}
-	if (!rc)
-		rc = rows_exec(s, db, "COMMIT");
-out:
-	sqlite3_finalize(cand);
-	sqlite3_finalize(voc);
-	sqlite3_finalize(stem);
-	if (db && sqlite3_close(db) != SQLITE_OK && !rc)
-		rc = atlas_error_set(&s->err, ATLAS_EIO, "%s: cannot close", s->rows_path);
-	return rc;
-}
-
-/* Frees the rows, the vocabulary and the stems (kept: their counts). Never fails. */
-static void free_rows(out_ctx *o)
-{
-	for (int b = 0; b < o->nblocks; b++)
-		free(o->blocks[b]);
-	free(o->blocks);
-	o->blocks = NULL;
-	o->nblocks = o->capblocks = 0;
-	free(o->order);
-	o->order = NULL;
-	atlas_arena_free(&o->details);
-	for (int i = 0; i < o->nvocab; i++)
-		free(o->vocab[i].term);
-	free(o->vocab);
-	o->vocab = NULL;
-	for (int i = 0; i < o->nstems; i++)
-		free(o->stems[i].term);
-	free(o->stems);
-	o->stems = NULL;
 }
 
 int signals_finish(signals *s, const char **rows_path, int *count, int *terms, atlas_error *err)

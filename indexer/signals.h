@@ -25,12 +25,12 @@ typedef struct signals signals;
 
 /* Starts computing, in a thread of its own (beside the full-text indexing), every candidate for
  * every page of c (doc ids from id_of, indexed by page) and the vocabulary (folded surface words
- * and identifiers with document and collection frequencies), written when done to a new file at
- * rows_path (replaced if present) in the index's own tables (atlas_schema_signals_sql). c and
- * id_of must stay unchanged until signals_finish, but for the section bodies: each page's are
- * released (corpus_release_bodies) once read. db is used only now, to find the tokenizer. On
- * success *out owns the computation (free with signals_free); returns 0 or a negative ATLAS_E*
- * code with err set. */
+ * and identifiers with document and collection frequencies). The candidates are written to a new
+ * file at rows_path (replaced if present) as they are computed, and when done that file holds the
+ * index's own tables for them (atlas_schema_signals_sql). c and id_of must stay unchanged until
+ * signals_finish, but for the section bodies: each page's are released (corpus_release_bodies)
+ * once read. db is used only now, to find the tokenizer. On success *out owns the computation
+ * (free with signals_free); returns 0 or a negative ATLAS_E* code with err set. */
 int signals_start(signals **out, sqlite3 *db, corpus *c, const int *id_of, const char *rows_path,
 		  atlas_error *err);
 

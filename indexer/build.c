@@ -6,10 +6,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

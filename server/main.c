@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,6 +242,9 @@ int main(int argc, char **argv)
 	 * each other's allocations (a third of the throughput at two threads), with more each extra
 	 * heap only keeps a high-water mark of its own */
 	mallopt(M_ARENA_MAX, cfg.threads + 1);
+	/* no allocation statistics: SQLite otherwise takes one process-wide mutex on every
+	 * allocation and free to count them, which the worker threads then contend for */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	int status = 1;
 	listen_addr addr;
 	bool v6;

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -379,6 +380,61 @@ static int cmp_term_w_desc(const void *a, const void *b)
 	return x > y ? -1 : x < y ? 1 : ((const term_w *)a)->term - ((const term_w *)b)->term;
 }
 
+/* A page's raw vector as pass 1 keeps it, until the last page gives the document frequencies:
+ * each term id and weighted count (a sum of field weights, every one a multiple of 0.5) packed in
+ * 32 bits, half a term_w, for the vectors of every page are held at once (about 440 terms a page,
+ * 175 MB of them at 100,000 pages). A page with a term id or count too large to pack keeps its
+ * entries as term_w (wide). */
+#define PACK_TF_BITS 10
+#define PACK_TERM_LIMIT (1u << (32 - PACK_TF_BITS))
+#define PACK_TF2_LIMIT (1u << PACK_TF_BITS)
+
+typedef struct raw_vec {
+	void *entries; /* uint32_t (term << PACK_TF_BITS | 2 x count) or, when wide, term_w */
+	int n;
+	bool wide;
+} raw_vec;
+
+/* Copies the page's weights from v->acc (terms v->touched) into r, packed when every entry fits,
+ * and clears them in v->acc, counting each term's document frequency. Returns 0, or -1 when out
+ * of memory (r then empty). */
+static int raw_vec_keep(raw_vec *r, vec_ctx *v)
+{
+	bool wide = false;
+	for (int k = 0; k < v->ntouched && !wide; k++) {
+		float tf2 = v->acc[v->touched[k]] * 2.0f;
+		wide = (unsigned)v->touched[k] >= PACK_TERM_LIMIT || tf2 >= (float)PACK_TF2_LIMIT ||
+		       tf2 != (float)(unsigned)tf2;
+	}
+	size_t size = wide ? sizeof(term_w) : sizeof(uint32_t);
+	r->entries = malloc((v->ntouched > 0 ? (size_t)v->ntouched : 1) * size);
+	r->n = 0;
+	r->wide = wide;
+	if (!r->entries)
+		return -1;
+	for (int k = 0; k < v->ntouched; k++) {
+		int t = v->touched[k];
+		if (wide)
+			((term_w *)r->entries)[k] = (term_w){ t, v->acc[t] };
+		else
+			((uint32_t *)r->entries)[k] =
+			    (uint32_t)t << PACK_TF_BITS | (uint32_t)(v->acc[t] * 2.0f);
+		v->acc[t] = 0;
+		v->df[t]++;
+	}
+	r->n = v->ntouched;
+	return 0;
+}
+
+/* Entry k of r as a term and its weighted count. */
+static term_w raw_vec_get(const raw_vec *r, int k)
+{
+	if (r->wide)
+		return ((const term_w *)r->entries)[k];
+	uint32_t e = ((const uint32_t *)r->entries)[k];
+	return (term_w){ (int)(e >> PACK_TF_BITS), (float)(e & (PACK_TF2_LIMIT - 1)) * 0.5f };
+}
+
 typedef struct posting {
 	int doc;
 	float w;
@@ -482,9 +538,12 @@ static void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer
 	int n = c->npages;
 	vec_ctx v;
 	memset(&v, 0, sizeof(v));
+	raw_vec *raw = calloc((size_t)n, sizeof(raw_vec));
 	term_w **vecs = calloc((size_t)n, sizeof(term_w *));
 	int *nvec = calloc((size_t)n, sizeof(int));
-	if (!vecs || !nvec)
+	term_w *scratch = NULL;
+	int capscratch = 0;
+	if (!raw || !vecs || !nvec)
 		goto out;
 	/* pass 1: raw weighted term frequencies per page, and document frequencies */
 	for (int pi = 0; pi < n && !v.oom; pi++) {
@@ -503,38 +562,49 @@ static void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer
 			vec_text(&v, a, p->secs[s].body, (int)p->secs[s].body_len);
 		}
 		corpus_release_bodies(c, pi);
-		vecs[pi] = malloc((size_t)(v.ntouched ? v.ntouched : 1) * sizeof(term_w));
-		if (!vecs[pi]) {
+		if (raw_vec_keep(&raw[pi], &v)) {
 			v.oom = 1;
 			break;
 		}
-		for (int k = 0; k < v.ntouched; k++) {
-			int t = v.touched[k];
-			vecs[pi][k] = (term_w){ t, v.acc[t] };
-			v.acc[t] = 0;
-			v.df[t]++;
-		}
-		nvec[pi] = v.ntouched;
 	}
 	if (v.oom)
 		goto out;
 	keep_sorted(o, &o->vocab, &o->nvocab, &v.vocab, v.vdf, v.vcf, "the vocabulary");
 	keep_sorted(o, &o->stems, &o->nstems, &v.terms, v.df, NULL, "the stems");
-	/* pass 2: tf-idf, normalized, truncated to the strongest MLT_TERMS terms */
+	/* pass 2: tf-idf, normalized, truncated to the strongest MLT_TERMS terms, each page's raw
+	 * vector freed as soon as its truncated one is made */
 	for (int pi = 0; pi < n; pi++) {
+		int nr = raw[pi].n;
+		if (nr > capscratch) {
+			term_w *t = realloc(scratch, (size_t)nr * sizeof(term_w));
+			if (!t) {
+				v.oom = 1;
+				goto out;
+			}
+			scratch = t;
+			capscratch = nr;
+		}
 		double norm = 0;
-		for (int k = 0; k < nvec[pi]; k++) {
-			term_w *tw = &vecs[pi][k];
+		for (int k = 0; k < nr; k++) {
+			term_w *tw = &scratch[k];
+			*tw = raw_vec_get(&raw[pi], k);
 			double idf = log((double)n / v.df[tw->term]);
 			tw->w = (float)((1.0 + log(tw->w)) * idf);
 			norm += (double)tw->w * tw->w;
 		}
 		norm = norm > 0 ? sqrt(norm) : 1;
-		for (int k = 0; k < nvec[pi]; k++)
-			vecs[pi][k].w = (float)(vecs[pi][k].w / norm);
-		qsort(vecs[pi], (size_t)nvec[pi], sizeof(term_w), cmp_term_w_desc);
-		if (nvec[pi] > MLT_TERMS)
-			nvec[pi] = MLT_TERMS;
+		for (int k = 0; k < nr; k++)
+			scratch[k].w = (float)(scratch[k].w / norm);
+		qsort(scratch, (size_t)nr, sizeof(term_w), cmp_term_w_desc);
+		nvec[pi] = nr < MLT_TERMS ? nr : MLT_TERMS;
+		vecs[pi] = malloc((size_t)(nvec[pi] ? nvec[pi] : 1) * sizeof(term_w));
+		if (!vecs[pi]) {
+			v.oom = 1;
+			goto out;
+		}
+		memcpy(vecs[pi], scratch, (size_t)nvec[pi] * sizeof(term_w));
+		free(raw[pi].entries);
+		raw[pi].entries = NULL;
 	}
 	/* inverted lists over the truncated vectors */
 	int *plen = calloc((size_t)v.nterms + 1, sizeof(int));
@@ -632,6 +702,10 @@ out_lists:
 out:
 	for (int pi = 0; vecs && pi < n; pi++)
 		free(vecs[pi]);
+	for (int pi = 0; raw && pi < n; pi++)
+		free(raw[pi].entries);
+	free(raw);
+	free(scratch);
 	free(vecs);
 	free(nvec);
 	strmap_free(&v.terms);

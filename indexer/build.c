@@ -288,10 +288,6 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 			rc = step_reset(w, dt, "insert document topic");
 		}
 		corpus_release_bodies(w->bodies, w->order[id - 1]);
-		/* the texts freed so far are holes between the corpus's small strings, which the heap
-		 * keeps: give their whole pages back now and then (about 1.5 s over 100,000 pages) */
-		if (id % 4096 == 0)
-			malloc_trim(0);
 	}
 	strbuf_free(&kw);
 	strbuf_free(&heads);

@@ -13,8 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Frees p's text, or gives its share of the block holding it back (the last page frees the
+ * block). Leaves p->text NULL. */
+static void page_release_text(page *p);
 
 const char *const page_type_names[] = { "explainer", "guide", "topic", "page" };
 
@@ -435,7 +440,8 @@ int corpus_parse_body(page *p, const char *body, size_t n, int body_line)
 	 * slack, and the corpus is the build's largest use of memory */
 	strbuf_shrink(&st.text);
 	size_t len = st.text.len;
-	free(p->text);
+	page_release_text(p);
+	p->text_len = len;
 	p->text = strbuf_detach(&st.text);
 	if (!p->text)
 		return -1;
@@ -678,6 +684,16 @@ int page_parse(page *p, const char *file, const char *data, size_t n, enum page_
 		diag_add(d, file, line_of_offset(data, body), DIAG_ERROR, "cannot parse the Markdown body");
 		goto fail;
 	}
+	/* the lines later messages may name, kept instead of the front matter itself (about 1 KB a
+	 * page, which would otherwise be held until every page is read, then leave holes in the
+	 * heap); a guide's steps are placed in it later */
+	p->topics_line = field_line(p->fm_text, "topics");
+	p->prereqs_line = field_line(p->fm_text, "prerequisites");
+	p->lastmod_line = field_line(p->fm_text, "lastmod");
+	if (!p->ngsecs) {
+		free(p->fm_text);
+		p->fm_text = NULL;
+	}
 	return 0;
 
 fail:
@@ -708,7 +724,7 @@ void page_free(page *p)
 		free(p->secs[i].anchor);
 	}
 	free(p->secs);
-	free(p->text);
+	page_release_text(p);
 	for (int i = 0; i < p->nlinks; i++) {
 		free(p->links[i].target);
 		free(p->links[i].text);
@@ -771,6 +787,75 @@ static void commit_page(corpus *c, diag_list *d)
 /* Files read and parsed at once by the reading threads, then registered in order by the caller. */
 #define PARSE_BATCH 256
 #define PARSE_THREADS_MAX 8
+
+/**************************************************************************************************
+** Text blocks.
+*/
+
+/* Section bodies are the corpus's largest part, and the build frees them page by page as it
+ * indexes them. Freed one by one, between the corpus's other allocations, most of that memory
+ * stayed in the heap; a batch's bodies in one block mapped from the system go back to it whole as
+ * soon as the batch's last page is released. */
+struct text_block {
+	char *base;
+	size_t size;
+	atomic_int pages;   /* pages whose text is still in the block */
+};
+
+static void page_release_text(page *p)
+{
+	if (p->block) {
+		if (atomic_fetch_sub(&p->block->pages, 1) == 1) {
+			munmap(p->block->base, p->block->size);
+			free(p->block);
+		}
+	} else {
+		free(p->text);
+	}
+	p->text = NULL;
+	p->text_len = 0;
+	p->block = NULL;
+}
+
+/* Moves the texts of the n pages into one new block, pointing their sections into it. Pages keep
+ * their own texts when the block cannot be made (nothing is lost but the memory it would save). */
+static void gather_texts(page **pages, int n)
+{
+	size_t total = 0;
+	int held = 0;
+	for (int i = 0; i < n; i++)
+		if (pages[i]->text && !pages[i]->block) {
+			total += pages[i]->text_len + 1;
+			held++;
+		}
+	if (!held)
+		return;
+	text_block *b = malloc(sizeof(*b));
+	char *base = b ? mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
+	if (base == MAP_FAILED) {
+		free(b);
+		return;
+	}
+	b->base = base;
+	b->size = total;
+	atomic_init(&b->pages, held);
+	for (int i = 0; i < n; i++) {
+		page *p = pages[i];
+		if (!p->text || p->block)
+			continue;
+		memcpy(base, p->text, p->text_len + 1);
+		for (int s = 0; s < p->nsecs; s++)
+			p->secs[s].body = base + p->secs[s].body_off;
+		free(p->text);
+		p->text = base;
+		p->block = b;
+		base += p->text_len + 1;
+	}
+}
+
+/**************************************************************************************************
+** Reading pages on every core.
+*/
 
 /* One page file of a batch: read and parsed on any thread, registered on the caller's. */
 typedef struct parsed_file {
@@ -953,6 +1038,12 @@ static void load_pages(corpus *c, const char *sub, enum page_type type, diag_lis
 		parse_files(&b);
 		for (int t = 0; t < started; t++)
 			pthread_join(helpers[t], NULL);
+		page *parsed[PARSE_BATCH];
+		int np = 0;
+		for (int i = 0; i < b.n; i++)
+			if (b.files[i].ok)
+				parsed[np++] = &b.files[i].pg;
+		gather_texts(parsed, np);
 		for (int i = 0; i < b.n; i++)
 			register_file(c, &b.files[i], type, d);
 	}
@@ -984,8 +1075,7 @@ void corpus_release_bodies(corpus *c, int i)
 		p->secs[s].body = "";
 		p->secs[s].body_len = 0;
 	}
-	free(p->text);
-	p->text = NULL;
+	page_release_text(p);
 }
 
 static void json_error(diag_list *d, const char *file, const char *data)
@@ -1294,13 +1384,13 @@ static void check_references(corpus *c, bool strict, diag_list *d)
 		for (int k = 0; k < p->ntopics; k++) {
 			int *t = strmap_get(&c->topic_index, p->topics[k]);
 			if (!t)
-				diag_add(d, p->file, field_line(p->fm_text, "topics"), DIAG_ERROR,
-					 "unknown topic '%s'", p->topics[k]);
+				diag_add(d, p->file, p->topics_line, DIAG_ERROR, "unknown topic '%s'",
+					 p->topics[k]);
 		}
 		for (int k = 0; k < p->nprereqs; k++) {
 			snprintf(path, sizeof(path), "/%s", p->prereqs[k]);
 			if (find_page(c, path) < 0)
-				diag_add(d, p->file, field_line(p->fm_text, "prerequisites"), DIAG_ERROR,
+				diag_add(d, p->file, p->prereqs_line, DIAG_ERROR,
 					 "prerequisite '%s' is not a page", p->prereqs[k]);
 		}
 		for (int g = 0; g < p->ngsecs; g++)
@@ -1340,7 +1430,7 @@ static void check_sitemap(corpus *c, bool strict, diag_list *d)
 		}
 		const page *p = &c->pages[pi];
 		if (e->lastmod && p->lastmod && strcmp(e->lastmod, p->lastmod) != 0)
-			diag_add(d, p->file, field_line(p->fm_text, "lastmod"), sev,
+			diag_add(d, p->file, p->lastmod_line, sev,
 				 "lastmod %s differs from the sitemap's %s", p->lastmod, e->lastmod);
 	}
 	for (int i = 0; i < c->npages; i++)
@@ -1437,6 +1527,21 @@ static void add_topic_pages(corpus *c, diag_list *d)
 	}
 }
 
+/* Frees the sitemap's entries, checked against the pages and used by nothing after. */
+static void free_sitemap(corpus *c)
+{
+	for (int i = 0; i < c->nsitemap; i++) {
+		free(c->sitemap[i].path);
+		free(c->sitemap[i].loc);
+		free(c->sitemap[i].lastmod);
+		free(c->sitemap[i].priority);
+		free(c->sitemap[i].image);
+	}
+	free(c->sitemap);
+	c->sitemap = NULL;
+	c->nsitemap = c->capsitemap = 0;
+}
+
 int corpus_load(corpus *c, const char *dir, bool strict, diag_list *d)
 {
 	memset(c, 0, sizeof(*c));
@@ -1457,11 +1562,13 @@ int corpus_load(corpus *c, const char *dir, bool strict, diag_list *d)
 	check_sitemap(c, strict, d);
 	if (!c->site_url)
 		c->site_url = strdup("");
-	/* the front matter texts only placed messages, all given by now: not kept through the build */
+	/* the guides' front matter texts only placed messages, and the sitemap was only checked,
+	 * all done by now: not kept through the build */
 	for (int i = 0; i < c->npages; i++) {
 		free(c->pages[i].fm_text);
 		c->pages[i].fm_text = NULL;
 	}
+	free_sitemap(c);
 	return 0;
 }
 
@@ -1488,14 +1595,7 @@ void corpus_free(corpus *c)
 		free(c->syn_groups[i]);
 	}
 	free(c->syn_groups);
-	for (int i = 0; i < c->nsitemap; i++) {
-		free(c->sitemap[i].path);
-		free(c->sitemap[i].loc);
-		free(c->sitemap[i].lastmod);
-		free(c->sitemap[i].priority);
-		free(c->sitemap[i].image);
-	}
-	free(c->sitemap);
+	free_sitemap(c);
 	free(c->site_url);
 	free(c->dir);
 	memset(c, 0, sizeof(*c));

@@ -54,6 +54,10 @@ typedef struct guide_section {
 	int nsteps;
 } guide_section;
 
+/* The section bodies of a batch of pages, copied into one block mapped from the system (see
+ * corpus.c, gather_texts). */
+typedef struct text_block text_block;
+
 typedef struct page {
 	char *file;         /* as reported in diagnostics */
 	char *path;
@@ -72,12 +76,16 @@ typedef struct page {
 	int nsecs;
 	char *text;         /* every section's body, one after another, each NUL-terminated: one
 			     * block, freed whole once the index holds it; NULL once released */
+	size_t text_len;    /* bytes of text, the last NUL not counted */
+	text_block *block;  /* the batch's block holding text, or NULL when text is its own */
 	page_link *links;
 	int nlinks;
 	int words;
 	size_t lead_len;    /* bytes of secs[0].body taken by the description and its newline */
-	char *fm_text;      /* front matter text, for locating fields in messages; freed (NULL) once
-			     * corpus_load has checked the whole corpus */
+	char *fm_text;      /* front matter text, for locating fields in messages: a guide's, for
+			     * its steps, until corpus_load has checked the whole corpus; freed (NULL)
+			     * once parsed for every other page, which keeps the lines below */
+	int topics_line, prereqs_line, lastmod_line; /* of those fields, for later messages */
 } page;
 
 typedef struct topic {
@@ -101,7 +109,7 @@ typedef struct corpus {
 	strmap topic_index;     /* path -> index in topics */
 	char ***syn_groups;     /* each a NULL-terminated array of lowercase terms */
 	int nsyn;
-	sitemap_entry *sitemap;
+	sitemap_entry *sitemap; /* checked against the pages, then freed (NULL) by corpus_load */
 	int nsitemap, capsitemap;
 	bool have_sitemap;
 	char *site_url;         /* origin of the sitemap's locs, e.g. https://explainers.rudrite.com */

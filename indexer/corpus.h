@@ -77,6 +77,9 @@ typedef struct page {
 	char *text;         /* every section's body, one after another, each NUL-terminated: one
 			     * block, freed whole once the index holds it; NULL once released */
 	size_t text_len;    /* bytes of text, the last NUL not counted */
+	void *packed;       /* one block holding every string and array of the page but path, text,
+			     * fm_text and a guide's sections (see page_pack in corpus.c), or NULL
+			     * when each is its own allocation */
 	text_block *block;  /* the batch's block holding text, or NULL when text is its own */
 	page_link *links;
 	int nlinks;

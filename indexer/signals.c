@@ -448,6 +448,13 @@ static int cmp_posting_desc(const void *a, const void *b)
 	return x->doc - y->doc;
 }
 
+/* Whether the posting (doc, w) is in a list truncated after cut (doc -1: a whole list), whose
+ * order is cmp_posting_desc's. */
+static bool kept_in_list(const posting *cut, int doc, float w)
+{
+	return cut->doc < 0 || w > cut->w || (w == cut->w && doc <= cut->doc);
+}
+
 typedef struct scored {
 	int doc;
 	float score;
@@ -609,10 +616,14 @@ static void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer
 	/* inverted lists over the truncated vectors */
 	int *plen = calloc((size_t)v.nterms + 1, sizeof(int));
 	posting **plist = calloc((size_t)v.nterms + 1, sizeof(posting *));
-	scored *acc = calloc((size_t)n, sizeof(scored));
+	posting *cut = malloc(((size_t)v.nterms + 1) * sizeof(posting));
+	int *at = calloc((size_t)v.nterms + 1, sizeof(int));
+	float *score = calloc((size_t)n, sizeof(float));
+	unsigned char *seen = calloc((size_t)n, 1);
 	int *hit = malloc((size_t)n * sizeof(int));
+	scored *top = malloc((size_t)n * sizeof(scored));
 	const char **names = surface_names(&v);
-	if (!plen || !plist || !acc || !hit || !names)
+	if (!plen || !plist || !cut || !at || !score || !seen || !hit || !top || !names)
 		goto out_lists;
 	/* site pages are never suggested: left out of the lists, so that walking them reads nothing
 	 * but the lists and the accumulators (a page's record, looked up for every posting, was a
@@ -632,72 +643,100 @@ static void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer
 			plist[t][plen[t]++] = (posting){ pi, vecs[pi][k].w };
 		}
 	/* impact-ordered, truncated lists: a term's strongest pages only, so the work per page is
-	 * bounded (MLT_TERMS x MLT_LIST) however large the corpus grows */
-	for (int t = 0; t < v.nterms; t++)
+	 * bounded (MLT_TERMS x MLT_LIST) however large the corpus grows; cut[t] is the last posting
+	 * a truncated list keeps (doc -1 for a whole list) */
+	for (int t = 0; t < v.nterms; t++) {
+		cut[t] = (posting){ -1, 0 };
 		if (plen[t] > MLT_LIST) {
 			qsort(plist[t], (size_t)plen[t], sizeof(posting), cmp_posting_desc);
 			plen[t] = MLT_LIST;
+			cut[t] = plist[t][MLT_LIST - 1];
 		}
-	int max_list = MLT_LIST;
+	}
+	/* For each page, every candidate's score first, a float a page (400 KB at 100,000 pages:
+	 * it stays in cache), then the strongest shared terms of the dozen best only (kept for every
+	 * candidate as it was scored, 36 bytes a page and a cache miss a posting, they were most of
+	 * this step at 100,000 pages). Contributions are added, and the terms ranked, in the order of
+	 * the page's vector. */
 	for (int pi = 0; pi < n && !o->rc; pi++) {
 		if (c->pages[pi].type == PAGE_SITE)
 			continue;
 		int nhit = 0;
 		for (int k = 0; k < nvec[pi]; k++) {
-			int t = vecs[pi][k].term;
-			if (plen[t] > max_list)
-				continue;
-			for (int j = 0; j < plen[t]; j++) {
-				int d = plist[t][j].doc;
+			const posting *list = plist[vecs[pi][k].term];
+			int nl = plen[vecs[pi][k].term];
+			for (int j = 0; j < nl; j++) {
+				int d = list[j].doc;
 				if (d == pi)
 					continue;
-				scored *s = &acc[d];
-				if (s->score == 0) {
-					memset(s, 0, sizeof(*s));
-					s->doc = d;
-					s->t[0] = s->t[1] = s->t[2] = -1;
+				if (!seen[d]) {
+					seen[d] = 1;
 					hit[nhit++] = d;
 				}
-				float contrib = vecs[pi][k].w * plist[t][j].w;
-				s->score += contrib;
+				float contrib = vecs[pi][k].w * list[j].w;
+				score[d] += contrib;
+			}
+		}
+		int ntop = 0;
+		for (int h = 0; h < nhit; h++) {
+			int d = hit[h];
+			if (score[d] > 0)
+				top[ntop++] = (scored){ d, score[d], { -1, -1, -1 }, { 0, 0, 0 } };
+			score[d] = 0;
+			seen[d] = 0;
+		}
+		/* only the dozen best of a page's candidates, which run to thousands, are sorted */
+		atlas_best_first(top, (size_t)ntop, SIMILAR_MAX, sizeof(scored), cmp_scored_ctx, NULL);
+		for (int k = 0; k < nvec[pi]; k++)
+			at[vecs[pi][k].term] = k + 1;
+		for (int w = 0; w < ntop && w < SIMILAR_MAX; w++) {
+			scored *s = &top[w];
+			float contrib[MLT_TERMS];
+			bool shared[MLT_TERMS] = { false };
+			/* a term both pages weigh, whose list holds the candidate */
+			for (int e = 0; e < nvec[s->doc]; e++) {
+				term_w tw = vecs[s->doc][e];
+				int k = at[tw.term] - 1;
+				if (k < 0 || !kept_in_list(&cut[tw.term], s->doc, tw.w))
+					continue;
+				contrib[k] = vecs[pi][k].w * tw.w;
+				shared[k] = true;
+			}
+			for (int k = 0; k < nvec[pi]; k++) {
+				if (!shared[k])
+					continue;
 				for (int r = 0; r < 3; r++)
-					if (s->t[r] < 0 || contrib > s->tw[r]) {
+					if (s->t[r] < 0 || contrib[k] > s->tw[r]) {
 						for (int q = 2; q > r; q--) {
 							s->t[q] = s->t[q - 1];
 							s->tw[q] = s->tw[q - 1];
 						}
-						s->t[r] = t;
-						s->tw[r] = contrib;
+						s->t[r] = vecs[pi][k].term;
+						s->tw[r] = contrib[k];
 						break;
 					}
 			}
-		}
-		scored *top = malloc((size_t)(nhit ? nhit : 1) * sizeof(scored));
-		if (!top)
-			break;
-		for (int k = 0; k < nhit; k++) {
-			top[k] = acc[hit[k]];
-			acc[hit[k]].score = 0;
-		}
-		/* only the dozen best of a page's candidates, which run to thousands, are sorted */
-		atlas_best_first(top, (size_t)nhit, SIMILAR_MAX, sizeof(scored), cmp_scored_ctx, NULL);
-		for (int k = 0; k < nhit && k < SIMILAR_MAX; k++) {
 			char detail[512] = "";
-			for (int r = 0; r < 3 && top[k].t[r] >= 0; r++) {
+			for (int r = 0; r < 3 && s->t[r] >= 0; r++) {
 				size_t l = strlen(detail);
-				snprintf(detail + l, sizeof(detail) - l, "%s%s", r ? ", " : "", names[top[k].t[r]]);
+				snprintf(detail + l, sizeof(detail) - l, "%s%s", r ? ", " : "", names[s->t[r]]);
 			}
-			emit(o, id_of[pi], id_of[top[k].doc], SIG_SIMILAR, top[k].score, detail);
+			emit(o, id_of[pi], id_of[s->doc], SIG_SIMILAR, s->score, detail);
 		}
-		free(top);
+		for (int k = 0; k < nvec[pi]; k++)
+			at[vecs[pi][k].term] = 0;
 	}
 out_lists:
 	for (int t = 0; plist && t < v.nterms; t++)
 		free(plist[t]);
 	free(plist);
 	free(plen);
-	free(acc);
+	free(cut);
+	free(at);
+	free(score);
+	free(seen);
 	free(hit);
+	free(top);
 	free(names);
 out:
 	for (int pi = 0; vecs && pi < n; pi++)

@@ -1559,21 +1559,103 @@ static void check_sitemap(corpus *c, bool strict, diag_list *d)
 
 /* Topic pages (/t/<path>) are pages too: their text is the topic's title, description, subtopics
  * and member explainers, and they link to those members. */
-static int topic_has_member(const corpus *c, const page *p, const char *tpath)
+/* The explainers of every topic, in page order, and the sitemap entry of every topic page. */
+typedef struct topic_members {
+	int *start;   /* topic ti's members are pages[start[ti] .. start[ti + 1]) */
+	int *pages;   /* page indexes */
+	int *entry;   /* topic -> index of the sitemap entry of its page (the last one), or -1 */
+} topic_members;
+
+static void topic_members_free(topic_members *m)
 {
-	size_t n = strlen(tpath);
-	(void)c;
-	for (int k = 0; k < p->ntopics; k++)
-		if (strncmp(p->topics[k], tpath, n) == 0 && (p->topics[k][n] == '\0' || p->topics[k][n] == '/'))
-			return 1;
+	free(m->start);
+	free(m->pages);
+	free(m->entry);
+}
+
+/* Calls fn(c, ti, pi, arg) once for each topic ti that explainer pi is in: a topic of the page,
+ * and each topic whose path is a parent path of one ("systems" of "systems/caching"). */
+static void each_membership(const corpus *c, void (*fn)(int ti, int pi, void *arg), void *arg)
+{
+	int *last = malloc((size_t)(c->ntopics ? c->ntopics : 1) * sizeof(int));
+	if (!last)
+		return;
+	for (int ti = 0; ti < c->ntopics; ti++)
+		last[ti] = -1;
+	for (int pi = 0; pi < c->npages; pi++) {
+		const page *p = &c->pages[pi];
+		if (p->type != PAGE_EXPLAINER)
+			continue;
+		for (int k = 0; k < p->ntopics; k++)
+			for (size_t n = 1; p->topics[k][n - 1]; n++) {
+				if (p->topics[k][n] != '\0' && p->topics[k][n] != '/')
+					continue;
+				int *ti = strmap_getn(&c->topic_index, p->topics[k], n);
+				if (ti && last[*ti] != pi) {
+					last[*ti] = pi; /* once however many of its topics are below it */
+					fn(*ti, pi, arg);
+				}
+			}
+	}
+	free(last);
+}
+
+static void count_member(int ti, int pi, void *arg)
+{
+	(void)pi;
+	((topic_members *)arg)->start[ti + 1]++;
+}
+
+static void place_member(int ti, int pi, void *arg)
+{
+	topic_members *m = arg;
+	m->pages[m->entry[ti]++] = pi; /* entry is the fill cursor until the sitemap is read */
+}
+
+/* Finds every topic's explainers in one pass over the pages (a pass over every page for each
+ * topic read every page's record 48 times), and each topic page's sitemap entry. Returns 0, or
+ * -1 when out of memory (m then empty). */
+static int topic_members_find(topic_members *m, const corpus *c)
+{
+	int nt = c->ntopics;
+	m->start = calloc((size_t)nt + 2, sizeof(int));
+	m->entry = malloc(((size_t)nt + 1) * sizeof(int));
+	m->pages = NULL;
+	if (!m->start || !m->entry)
+		goto fail;
+	each_membership(c, count_member, m);
+	for (int ti = 0; ti < nt; ti++)
+		m->start[ti + 1] += m->start[ti];
+	m->pages = malloc(((size_t)m->start[nt] + 1) * sizeof(int));
+	if (!m->pages)
+		goto fail;
+	for (int ti = 0; ti < nt; ti++)
+		m->entry[ti] = m->start[ti];
+	each_membership(c, place_member, m);
+	for (int ti = 0; ti < nt; ti++)
+		m->entry[ti] = -1;
+	for (int i = 0; i < c->nsitemap; i++) {
+		const char *path = c->sitemap[i].path;
+		int *ti = path && strncmp(path, "/t/", 3) == 0 ? strmap_get(&c->topic_index, path + 3) : NULL;
+		if (ti)
+			m->entry[*ti] = i;
+	}
 	return 0;
+fail:
+	topic_members_free(m);
+	memset(m, 0, sizeof(*m));
+	return -1;
 }
 
 static void add_topic_pages(corpus *c, diag_list *d)
 {
 	char tfile[4096];
 	snprintf(tfile, sizeof(tfile), "%s/topics.json", c->dir);
-	int nexplainers = c->npages;
+	topic_members m;
+	if (topic_members_find(&m, c)) {
+		diag_add(d, tfile, 0, DIAG_ERROR, "out of memory");
+		return;
+	}
 	for (int ti = 0; ti < c->ntopics; ti++) {
 		const topic *t = &c->topics[ti];
 		page *p = add_page(c);
@@ -1599,12 +1681,12 @@ static void add_topic_pages(corpus *c, diag_list *d)
 		p->description = strdup(t->description);
 		p->lastmod = NULL;
 		p->priority = 0.5;
-		for (int i = 0; i < c->nsitemap; i++)
-			if (c->sitemap[i].path && strcmp(c->sitemap[i].path, p->path) == 0) {
-				p->lastmod = c->sitemap[i].lastmod ? strdup(c->sitemap[i].lastmod) : NULL;
-				p->image = c->sitemap[i].image ? strdup(c->sitemap[i].image) : NULL;
-				p->priority = c->sitemap[i].priority ? atof(c->sitemap[i].priority) : 0.5;
-			}
+		if (m.entry[ti] >= 0) {
+			const sitemap_entry *e = &c->sitemap[m.entry[ti]];
+			p->lastmod = e->lastmod ? strdup(e->lastmod) : NULL;
+			p->image = e->image ? strdup(e->image) : NULL;
+			p->priority = e->priority ? atof(e->priority) : 0.5;
+		}
 		if (!p->lastmod)
 			p->lastmod = strdup("");
 		p->keywords = calloc(1, sizeof(char *));
@@ -1624,12 +1706,10 @@ static void add_topic_pages(corpus *c, diag_list *d)
 			if (c->topics[k].parent && strcmp(c->topics[k].parent, t->path) == 0)
 				strbuf_printf(&md, "%s- [%s](/t/%s): %s\n", nsub++ ? "" : "## Topics\n\n",
 					      c->topics[k].title, c->topics[k].path, c->topics[k].description);
-		int nmem = 0;
-		for (int k = 0; k < nexplainers; k++) {
-			const page *m = &c->pages[k];
-			if (m->type == PAGE_EXPLAINER && topic_has_member(c, m, t->path))
-				strbuf_printf(&md, "%s- [%s](%s)\n", nmem++ ? "" : "\n## Explainers\n\n", m->title,
-					      m->path);
+		for (int k = m.start[ti]; k < m.start[ti + 1]; k++) {
+			const page *mp = &c->pages[m.pages[k]];
+			strbuf_printf(&md, "%s- [%s](%s)\n", k == m.start[ti] ? "\n## Explainers\n\n" : "", mp->title,
+				      mp->path);
 		}
 		char *md_text = strbuf_detach(&md);
 		if (!md_text || corpus_parse_body(p, md_text, strlen(md_text), t->line))
@@ -1642,6 +1722,7 @@ static void add_topic_pages(corpus *c, diag_list *d)
 		else
 			page_free(p);
 	}
+	topic_members_free(&m);
 }
 
 /* Frees the sitemap's entries, checked against the pages and used by nothing after. */

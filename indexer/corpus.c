@@ -855,15 +855,35 @@ void page_free(page *p)
 ** The corpus directory.
 */
 
-static void digest_bytes(corpus *c, const char *s, size_t n)
+#define FNV_OFFSET 1469598103934665603ULL
+
+/* FNV-1a 64 of s[0..n), continuing from h (FNV_OFFSET to start). */
+static unsigned long long fnv1a(unsigned long long h, const void *s, size_t n)
 {
-	unsigned long long h = c->digest ? c->digest : 1469598103934665603ULL;
+	const unsigned char *b = s;
 	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
+		h ^= b[i];
 		h *= 1099511628211ULL;
 	}
-	c->digest = h;
+	return h;
+}
+
+/* Adds n bytes of a corpus file to the corpus digest and size. */
+static void digest_bytes(corpus *c, const char *s, size_t n)
+{
+	c->digest = fnv1a(c->digest ? c->digest : FNV_OFFSET, s, n);
 	c->bytes += n;
+}
+
+/* Adds a page file to the corpus digest and size: its digest (of its name, then its bytes, made
+ * on the thread that read it) as 8 bytes, least significant first, and its size. */
+static void digest_page_file(corpus *c, unsigned long long file_digest, size_t bytes)
+{
+	unsigned char b[8];
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(file_digest >> (8 * i));
+	c->digest = fnv1a(c->digest ? c->digest : FNV_OFFSET, b, sizeof(b));
+	c->bytes += bytes;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -978,8 +998,9 @@ static void gather_texts(page **pages, int n)
 typedef struct parsed_file {
 	char *name;         /* directory entry, e.g. "raft.md"; owned */
 	char *file;         /* dir/sub/name, as reported in diagnostics; owned */
-	char *data;         /* the file's bytes, kept for the digest; NULL when it could not be read */
-	size_t len;
+	bool read;          /* the file could be read */
+	unsigned long long digest; /* of its name, then its bytes */
+	size_t len;         /* bytes of the name and the file */
 	int read_errno;     /* errno of a failed read */
 	bool ok;            /* page_parse succeeded: pg holds the page */
 	page pg;
@@ -1010,11 +1031,17 @@ static void *parse_files(void *arg)
 			f->read_errno = ENOMEM;
 			continue;
 		}
-		if (read_file(f->file, &f->data, &f->len)) {
+		char *data;
+		size_t len;
+		if (read_file(f->file, &data, &len)) {
 			f->read_errno = errno ? errno : EIO;
 			continue;
 		}
-		f->ok = page_parse(&f->pg, f->file, f->data, f->len, b->type, &f->d) == 0;
+		f->read = true;
+		f->digest = fnv1a(fnv1a(FNV_OFFSET, f->name, strlen(f->name)), data, len);
+		f->len = strlen(f->name) + len;
+		f->ok = page_parse(&f->pg, f->file, data, len, b->type, &f->d) == 0;
+		free(data);
 	}
 }
 
@@ -1050,13 +1077,12 @@ static void diag_list_move(diag_list *dst, diag_list *src)
  * and frees what f held. */
 static void register_file(corpus *c, parsed_file *f, enum page_type type, diag_list *d)
 {
-	if (!f->data) {
+	if (!f->read) {
 		diag_add(d, f->file ? f->file : f->name, 0, DIAG_ERROR, "cannot read file: %s",
 			 strerror(f->read_errno));
 		goto out;
 	}
-	digest_bytes(c, f->name, strlen(f->name));
-	digest_bytes(c, f->data, f->len);
+	digest_page_file(c, f->digest, f->len);
 	diag_list_move(d, &f->d);
 	if (!f->ok)
 		goto out;
@@ -1083,7 +1109,6 @@ static void register_file(corpus *c, parsed_file *f, enum page_type type, diag_l
 		page_free(p);
 out:
 	diag_list_free(&f->d);
-	free(f->data);
 	free(f->name);
 	free(f->file);
 	memset(f, 0, sizeof(*f));

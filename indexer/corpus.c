@@ -815,38 +815,35 @@ void page_free(page *p)
 	if (!p)
 		return;
 	if (p->packed) {
-		free(p->path);
-		page_release_text(p);
-		free(p->fm_text);
 		free(p->packed);
-		memset(p, 0, sizeof(*p));
-		return;
+	} else {
+		free(p->file);
+		free(p->title);
+		free(p->description);
+		free(p->lastmod);
+		free(p->image);
+		free_strings(p->keywords, p->nkeywords);
+		free_strings(p->topics, p->ntopics);
+		free_strings(p->prereqs, p->nprereqs);
+		for (int i = 0; i < p->nsecs; i++) {
+			free(p->secs[i].heading);
+			free(p->secs[i].anchor);
+		}
+		free(p->secs);
+		for (int i = 0; i < p->nlinks; i++) {
+			free(p->links[i].target);
+			free(p->links[i].text);
+		}
+		free(p->links);
 	}
-	free(p->file);
+	/* never packed */
 	free(p->path);
-	free(p->title);
-	free(p->description);
-	free(p->lastmod);
-	free(p->image);
-	free_strings(p->keywords, p->nkeywords);
-	free_strings(p->topics, p->ntopics);
-	free_strings(p->prereqs, p->nprereqs);
 	for (int i = 0; i < p->ngsecs; i++) {
 		free(p->gsecs[i].title);
 		free_strings(p->gsecs[i].steps, p->gsecs[i].nsteps);
 	}
 	free(p->gsecs);
-	for (int i = 0; i < p->nsecs; i++) {
-		free(p->secs[i].heading);
-		free(p->secs[i].anchor);
-	}
-	free(p->secs);
 	page_release_text(p);
-	for (int i = 0; i < p->nlinks; i++) {
-		free(p->links[i].target);
-		free(p->links[i].text);
-	}
-	free(p->links);
 	free(p->fm_text);
 	memset(p, 0, sizeof(*p));
 }

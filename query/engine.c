@@ -94,6 +94,23 @@ void engine_normalize(atlas_engine *e, strbuf *out, const char *text, bool stem)
 		      words_token, &w);
 }
 
+/* Writes the stems of the words of a page's path into out, as engine_normalize does: the words
+ * an author chose for the page's address ("/orbax-model-surgery": orbax model surgeri), the "t"
+ * that starts a topic page's path left out. */
+static void path_words(atlas_engine *e, strbuf *out, const char *path)
+{
+	char buf[512];
+	if (strncmp(path, "/t/", 3) == 0)
+		path += 3;
+	size_t n = strlen(path);
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = path[i] == '-' || path[i] == '_' || path[i] == '/' || path[i] == '.' ? ' ' : path[i];
+	buf[n] = '\0';
+	engine_normalize(e, out, buf, true);
+}
+
 static int load_docs(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -148,14 +165,19 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		engine_normalize(e, &sb, (const char *)sqlite3_column_text(st, 10), true);
 		strbuf_putc(&sb, ' ');
 		d->keywords_norm = keep_str(e, &sb);
+		strbuf_putc(&sb, ' ');
+		path_words(e, &sb, d->path);
+		strbuf_putc(&sb, ' ');
+		d->path_norm = keep_str(e, &sb);
 		d->title_sig = atlas_word_sig(d->title_norm);
 		d->keywords_sig = atlas_word_sig(d->keywords_norm);
+		d->path_sig = atlas_word_sig(d->path_norm);
 		d->type_id = ATLAS_TYPE_OTHER;
 		for (int k = 0; d->type && k < ATLAS_TYPE_OTHER; k++)
 			if (strcmp(d->type, atlas_type_names[k]) == 0)
 				d->type_id = k;
 		if (!d->path || !d->url || !d->title || !d->type || !d->description || !topics_ok ||
-		    !d->title_norm || !d->title_words || !d->keywords_norm ||
+		    !d->title_norm || !d->title_words || !d->keywords_norm || !d->path_norm ||
 		    !strmap_put(&e->path_index, d->path, strlen(d->path), e->ndocs, NULL))
 			goto oom;
 		e->ndocs++;

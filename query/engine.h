@@ -113,7 +113,8 @@ typedef struct atlas_doc {
 	int type_id;         /* ATLAS_TYPE_* of type */
 	char *title_norm;    /* stems of the title, space-separated, with spaces at both ends */
 	char *keywords_norm; /* stems of the keywords, likewise */
-	unsigned long long title_sig, keywords_sig; /* atlas_word_sig of title_norm, keywords_norm */
+	char *path_norm;     /* stems of the words of the path ("/t/" of a topic left out), likewise */
+	unsigned long long title_sig, keywords_sig, path_sig; /* atlas_word_sig of the three above */
 	char *title_words;   /* folded title words, likewise (for typeahead) */
 } atlas_doc;
 

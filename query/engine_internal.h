@@ -50,6 +50,8 @@ typedef struct candidate {
 	double score;
 	double title;           /* share of content words in the title */
 	double keywords;        /* share of content words in the keywords */
+	double path;            /* share of content words in the words of the path */
+	double proximity;       /* share of neighbouring query words side by side in a field */
 	bool exact;             /* the title is the query */
 	int inst_start, inst_n; /* its matches in the match record; inst_n -1: not recorded, or only
 				   from the fields of a partial pass */

@@ -105,8 +105,7 @@ static void aux_rank(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3_cont
 			if (col < FTS_NCOLS) {
 				tf[col]++;
 				any = 1;
-				/* keywords (column 1) belong to no section */
-				if (recorded && col != 1 && record_inst(rec, p, col, off))
+				if (recorded && record_inst(rec, p, col, off))
 					recorded = false;
 			}
 		if (!any)

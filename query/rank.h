@@ -1,12 +1,17 @@
 /* rank.h - every ranking weight and boost of the search engine, in one place.
  *
- * score = bm25 x coverage x title x type x priority, where
+ * score = bm25 x coverage x title x keywords x path x proximity x type x priority, where
  *   bm25      BM25F over the weighted fields below (query/fts_functions.c: atlas_rank)
  *   coverage  RANK_COVERAGE_FLOOR + (1 - floor) * c^2, c = share of the query's content words the
  *             page matches (all-words matches rank first; partial matches still count)
  *   title     1 + RANK_TITLE_WORDS * (share of content words found in the title),
  *             times RANK_TITLE_EXACT when the title is exactly the query
  *   keywords  1 + RANK_KEYWORD_WORDS * (share of content words found in the keywords)
+ *   path      1 + RANK_PATH_WORDS * (share of content words among the words of the page's path,
+ *             which its author chose: "/orbax-model-surgery" for "Model Surgery: ...")
+ *   proximity 1 + RANK_PROXIMITY * (share of neighbouring content words of the query found side
+ *             by side, in the query's order, in one field: "paged attention" in "PagedAttention")
+ * Path and proximity are computed only for pages they could bring into the page of results shown.
  * Coverage weighs each content word by its IDF, log(1 + N / (df + 1)), so a rare word decides
  * more than a common one.
  *   type      per page type
@@ -39,6 +44,8 @@
 #define RANK_TITLE_WORDS 0.8
 #define RANK_TITLE_EXACT 1.5
 #define RANK_KEYWORD_WORDS 0.5 /* keywords: 1 + this x share of content words among them */
+#define RANK_PATH_WORDS 0.15 /* path: 1 + this x share of content words among its words */
+#define RANK_PROXIMITY 0.5 /* 1 + this x share of neighbouring query words side by side */
 #define RANK_TYPE_EXPLAINER 1.0
 #define RANK_TYPE_GUIDE 1.0
 #define RANK_TYPE_TOPIC 0.85

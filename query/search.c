@@ -776,6 +776,98 @@ static double title_match(const plan *pl, sqlite3_int64 mask, const char *norm, 
 	return n ? (double)hit / n : 0;
 }
 
+/* Share of the query's content words (or a word a prefix starts, or a synonym) among the stems of
+ * a page's path: words no FTS5 column holds, so looked for by their title patterns alone. */
+static double path_match(const plan *pl, const atlas_doc *d)
+{
+	int hit = 0, n = 0;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated || t->stop)
+			continue;
+		n++;
+		for (int k = 0; k < t->ntitle_pats; k++)
+			if ((d->path_sig & t->title_pat_bits[k]) && strstr(d->path_norm, t->title_pats[k])) {
+				hit++;
+				break;
+			}
+	}
+	return n ? (double)hit / n : 0;
+}
+
+/* Matches of one word a proximity test remembers: a field holding the word that many times is
+ * tested on its first ones. */
+#define PROXIMITY_SLOTS 1024
+
+/* Share of the neighbouring pairs of the query's content words (quoted phrases aside) that the
+ * page holds side by side, in the query's order, in one of its fields ("paged attention" in
+ * "PagedAttention", not in "paged KV caches ... attention"); a stop word between two query words
+ * lets one word more between them. Read from the matches atlas_rank recorded for the page: 0 when
+ * they were not recorded, or when the query has no such pair. */
+static double proximity_of(const atlas_engine *e, const plan *pl, const candidate *c)
+{
+	if (c->inst_n <= 0 || pl->nphrases > MAX_PHRASES)
+		return 0;
+	const fts_inst *in = e->rec.inst + c->inst_start;
+	int pairs = 0, near = 0, prev = -1, gap = 0;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated)
+			continue;
+		if (t->stop) {
+			gap++;
+			continue;
+		}
+		if (t->phrase) {
+			prev = -1;
+			continue;
+		}
+		if (prev >= 0) {
+			/* the positions of the earlier word, open addressing on (position, field) in a
+			 * table at least twice their number */
+			int count = 0;
+			for (int k = 0; k < c->inst_n; k++)
+				count += pl->phrase_term[in[k].phrase] == prev;
+			if (count > PROXIMITY_SLOTS / 2)
+				count = PROXIMITY_SLOTS / 2;
+			unsigned size = 16;
+			while (size < 2u * (unsigned)count)
+				size *= 2;
+			unsigned slot[PROXIMITY_SLOTS];
+			memset(slot, 0, size * sizeof(*slot));
+			int kept = 0;
+			for (int k = 0; k < c->inst_n && kept < count; k++) {
+				if (pl->phrase_term[in[k].phrase] != prev)
+					continue;
+				unsigned key = (unsigned)in[k].off * 8u + (unsigned)in[k].col + 1u;
+				unsigned h = (key * 2654435761u) & (size - 1);
+				while (slot[h] && slot[h] != key)
+					h = (h + 1) & (size - 1);
+				if (!slot[h])
+					slot[h] = key;
+				kept++;
+			}
+			bool found = false;
+			for (int k = 0; k < c->inst_n && kept && !found; k++) {
+				if (pl->phrase_term[in[k].phrase] != i)
+					continue;
+				for (int g = 1; g <= 1 + gap && g <= in[k].off && !found; g++) {
+					unsigned key = (unsigned)(in[k].off - g) * 8u + (unsigned)in[k].col + 1u;
+					unsigned h = (key * 2654435761u) & (size - 1);
+					while (slot[h] && slot[h] != key)
+						h = (h + 1) & (size - 1);
+					found = slot[h] == key;
+				}
+			}
+			pairs++;
+			near += found;
+		}
+		prev = i;
+		gap = 0;
+	}
+	return pairs ? (double)near / pairs : 0;
+}
+
 static double coverage_of(const plan *pl, candidate *c)
 {
 	if (c->strict || pl->npositive <= 1)
@@ -1295,8 +1387,9 @@ static void fill_explain(atlas_engine *e, atlas_hit *h, const plan *pl, const ca
 				      k < 4 ? "," : "");
 	sqlite3_reset(st);
 	strbuf_printf(&sb, "; coverage %.2f%s; title words %.2f%s; keyword words %.2f; type x%.2f;"
-		      " priority x%.3f%s", cov, c->strict ? " (all words)" : "", title,
-		      exact ? " (exact title)" : "", c->keywords, tw, pw,
+		      " path words %.2f; words side by side %.2f; priority x%.3f%s", cov,
+		      c->strict ? " (all words)" : "", title, exact ? " (exact title)" : "", c->keywords, tw,
+		      c->path, c->proximity, pw,
 		      ponly ? "; prefix only" : "");
 	h->explain = strbuf_detach(&sb);
 }
@@ -1477,15 +1570,29 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		c->title = title;
 		c->keywords = kw;
 		c->exact = exact;
+		c->path = c->proximity = 0;
 		c->score = c->bm25 * (RANK_COVERAGE_FLOOR + (1 - RANK_COVERAGE_FLOOR) * cov * cov) *
 			   (1 + RANK_TITLE_WORDS * title) * (exact ? RANK_TITLE_EXACT : 1.0) *
-			   (1 + RANK_KEYWORD_WORDS * kw) * tw * pw *
-			   (ponly ? RANK_PREFIX_ONLY : 1.0);
+			   (1 + RANK_KEYWORD_WORDS * kw) * tw * pw * (ponly ? RANK_PREFIX_ONLY : 1.0);
 		rk[nrk++] = (ranked){ d, c->score };
 	}
 	strbuf_free(&qs);
 	/* only the page shown is sorted: a query may match tens of thousands of pages */
-	atlas_best_first(rk, (size_t)nrk, (size_t)(p->offset + limit), sizeof(ranked), cmp_ranked, e);
+	size_t shown = (size_t)(p->offset + limit);
+	atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_ranked, e);
+	/* the path and proximity boosts, for the pages they could bring into the page shown: a page
+	 * whose score, boosted the most those can, stays below the last shown is left as it is */
+	double bar = (size_t)nrk > shown ? rk[shown - 1].score / ((1 + RANK_PATH_WORDS) * (1 + RANK_PROXIMITY)) : 0;
+	for (int i = 0; i < nrk; i++) {
+		candidate *c = &e->cand[rk[i].doc];
+		if (rk[i].score < bar)
+			continue;
+		c->path = path_match(&pl, &e->docs[rk[i].doc]);
+		c->proximity = proximity_of(e, &pl, c);
+		c->score *= (1 + RANK_PATH_WORDS * c->path) * (1 + RANK_PROXIMITY * c->proximity);
+		rk[i].score = c->score;
+	}
+	atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_ranked, e);
 	res->total = nrk;
 	res->total_exact = !pl.partial;
 	if (pl.partial && !p->type && !p->topic) {

@@ -120,6 +120,41 @@ def main():
         check("highlights are the only tags", blob.replace("<mark>", "").replace("</mark>", "").count("<") == 0, blob)
         check("title served as text", hit["title"] == 'Markup <b>probe</b> "quoted"', hit["title"])
 
+    # ranking signals outside the fields: the words of a page's path, and query words side by side
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = os.path.join(tmp, "corpus")
+        shutil.copytree(MINI, corpus)
+
+        def page(slug, title, body):
+            with open(os.path.join(corpus, "explainers", slug + ".md"), "w") as f:
+                f.write('{\n  "title": "%s",\n  "description": "A probe page.",\n  "lastmod": "2026-07-10",\n'
+                        '  "priority": 0.8,\n  "image": "https://example.test/og/x.png",\n'
+                        '  "topics": ["systems/caching"],\n  "keywords": ["probe"]\n}\n\n## Notes\n\n%s\n'
+                        % (title, body))
+        # same words, same counts; only the path tells the pages apart (by path order alone,
+        # /aardvark-notes would come first)
+        page("quokka-pipeline", "Pipeline walkthrough", "Here the quokka stage runs once per batch.")
+        page("aardvark-notes", "Notebook walkthrough", "Here the quokka stage runs once per batch.")
+        # same words, same counts; only their order differs (/pair-apart first by path order)
+        page("pair-near", "Pair one", "Alpha zorbit flange beta gamma delta epsilon.")
+        page("pair-apart", "Pair two", "Alpha zorbit beta flange gamma delta epsilon.")
+        db = os.path.join(tmp, "x.db")
+        subprocess.run([INDEXER, "--corpus", corpus, "--out", db, "--quiet"], check=True)
+        r = q("--json", "quokka", index=db)
+        check("a word of the path lifts its page", paths(r)[:2] == ["/quokka-pipeline", "/aardvark-notes"],
+              paths(r))
+        r = q("--json", "zorbit", "flange", index=db)
+        check("query words side by side lift the page", paths(r)[:2] == ["/pair-near", "/pair-apart"], paths(r))
+        r = q("--json", "flange", "zorbit", index=db)
+        check("side by side counts in the query's order", paths(r)[:2] == ["/pair-apart", "/pair-near"],
+              paths(r))
+        p = q("--explain", "zorbit", "the", "flange", index=db)
+        check("a stop word between query words lets one word between them",
+              p.stdout.count("words side by side 1.00") == 2, p.stdout[:600])
+        p = q("--explain", "zorbit", "flange", index=db)
+        check("explain shows both signals", "path words" in p.stdout and "words side by side 1.00" in p.stdout,
+              p.stdout[:600])
+
     print(f"{failures} failed")
     return 1 if failures else 0
 

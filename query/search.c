@@ -936,6 +936,53 @@ static int cmp_ranked(const void *a, const void *b, void *ctx)
 	return strcmp(e->docs[x->doc].path, e->docs[y->doc].path);
 }
 
+/* Restores the heap order of h[0..n) (least first) from index i down. */
+static void min_heap_down(double *h, int n, int i)
+{
+	for (;;) {
+		int l = 2 * i + 1, m = i;
+		if (l < n && h[l] < h[m])
+			m = l;
+		if (l + 1 < n && h[l + 1] < h[m])
+			m = l + 1;
+		if (m == i)
+			return;
+		double t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/* Applies the path and proximity boosts to the ranked pages rk[0..n), whose first shown are the
+ * best by score, sorted: to those first, then to each other page that, boosted the most the two
+ * can, would pass the least of the shown best boosted scores so far (a heap of them); the others
+ * keep their scores, which cannot reach the page shown. */
+static void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t shown)
+{
+	const double most = (1 + RANK_PATH_WORDS) * (1 + RANK_PROXIMITY);
+	double heap[ATLAS_OFFSET_MAX + ATLAS_LIMIT_MAX];
+	int nh = 0, cap = shown < sizeof(heap) / sizeof(*heap) ? (int)shown : (int)(sizeof(heap) / sizeof(*heap));
+	for (int i = 0; i < n; i++) {
+		candidate *c = &e->cand[rk[i].doc];
+		if (nh == cap && rk[i].score * most < heap[0])
+			continue;
+		c->path = path_match(pl, &e->docs[rk[i].doc]);
+		c->proximity = proximity_of(e, pl, c);
+		c->score *= (1 + RANK_PATH_WORDS * c->path) * (1 + RANK_PROXIMITY * c->proximity);
+		rk[i].score = c->score;
+		if (nh < cap) {
+			heap[nh++] = c->score;
+			if (nh == cap)
+				for (int k = nh / 2 - 1; k >= 0; k--)
+					min_heap_down(heap, nh, k);
+		} else if (c->score > heap[0]) {
+			heap[0] = c->score;
+			min_heap_down(heap, nh, 0);
+		}
+	}
+}
+
 /**************************************************************************************************
 ** Snippets and sections.
 */
@@ -1580,18 +1627,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	/* only the page shown is sorted: a query may match tens of thousands of pages */
 	size_t shown = (size_t)(p->offset + limit);
 	atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_ranked, e);
-	/* the path and proximity boosts, for the pages they could bring into the page shown: a page
-	 * whose score, boosted the most those can, stays below the last shown is left as it is */
-	double bar = (size_t)nrk > shown ? rk[shown - 1].score / ((1 + RANK_PATH_WORDS) * (1 + RANK_PROXIMITY)) : 0;
-	for (int i = 0; i < nrk; i++) {
-		candidate *c = &e->cand[rk[i].doc];
-		if (rk[i].score < bar)
-			continue;
-		c->path = path_match(&pl, &e->docs[rk[i].doc]);
-		c->proximity = proximity_of(e, &pl, c);
-		c->score *= (1 + RANK_PATH_WORDS * c->path) * (1 + RANK_PROXIMITY * c->proximity);
-		rk[i].score = c->score;
-	}
+	boost_shown(e, &pl, rk, nrk, shown);
 	atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_ranked, e);
 	res->total = nrk;
 	res->total_exact = !pl.partial;

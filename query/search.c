@@ -743,6 +743,16 @@ static void term_weights(atlas_engine *e, plan *pl)
  * cannot tell (a word being typed, whose completions are not all phrases; phrases past the 63rd)
  * and the signature does not rule it out. When exact is not NULL, also whether the title is the
  * query (query_stems). */
+/* Whether one of term t's title patterns is in norm (stems between spaces) whose word signature
+ * is sig. */
+static bool has_title_pat(const qterm *t, const char *norm, unsigned long long sig)
+{
+	for (int k = 0; k < t->ntitle_pats; k++)
+		if ((sig & t->title_pat_bits[k]) && strstr(norm, t->title_pats[k]))
+			return true;
+	return false;
+}
+
 static double title_match(const plan *pl, sqlite3_int64 mask, const char *norm, unsigned long long sig,
 			  bool *exact, const char *query_stems)
 {
@@ -763,11 +773,7 @@ static double title_match(const plan *pl, sqlite3_int64 mask, const char *norm, 
 			       strstr(norm, t->title_pats[t->prefix_pat]) != NULL;
 			continue;
 		}
-		for (int k = 0; k < t->ntitle_pats; k++)
-			if ((sig & t->title_pat_bits[k]) && strstr(norm, t->title_pats[k])) {
-				hit++;
-				break;
-			}
+		hit += has_title_pat(t, norm, sig);
 	}
 	if (exact) {
 		size_t ql = strlen(query_stems);
@@ -786,11 +792,7 @@ static double path_match(const plan *pl, const atlas_doc *d)
 		if (t->negated || t->stop)
 			continue;
 		n++;
-		for (int k = 0; k < t->ntitle_pats; k++)
-			if ((d->path_sig & t->title_pat_bits[k]) && strstr(d->path_norm, t->title_pats[k])) {
-				hit++;
-				break;
-			}
+		hit += has_title_pat(t, d->path_norm, d->path_sig);
 	}
 	return n ? (double)hit / n : 0;
 }
@@ -798,6 +800,16 @@ static double path_match(const plan *pl, const atlas_doc *d)
 /* Matches of one word a proximity test remembers: a field holding the word that many times is
  * tested on its first ones. */
 #define PROXIMITY_SLOTS 1024
+
+/* The slot of key (non-zero) in an open-addressing table of size slots (a power of two): where it
+ * is, or the empty slot where it would go. */
+static unsigned slot_of(const unsigned *slot, unsigned size, unsigned key)
+{
+	unsigned h = (key * 2654435761u) & (size - 1);
+	while (slot[h] && slot[h] != key)
+		h = (h + 1) & (size - 1);
+	return h;
+}
 
 /* Share of the neighbouring pairs of the query's content words (quoted phrases aside) that the
  * page holds side by side, in the query's order, in one of its fields ("paged attention" in
@@ -840,11 +852,7 @@ static double proximity_of(const atlas_engine *e, const plan *pl, const candidat
 				if (pl->phrase_term[in[k].phrase] != prev)
 					continue;
 				unsigned key = (unsigned)in[k].off * 8u + (unsigned)in[k].col + 1u;
-				unsigned h = (key * 2654435761u) & (size - 1);
-				while (slot[h] && slot[h] != key)
-					h = (h + 1) & (size - 1);
-				if (!slot[h])
-					slot[h] = key;
+				slot[slot_of(slot, size, key)] = key;
 				kept++;
 			}
 			bool found = false;
@@ -853,10 +861,7 @@ static double proximity_of(const atlas_engine *e, const plan *pl, const candidat
 					continue;
 				for (int g = 1; g <= 1 + gap && g <= in[k].off && !found; g++) {
 					unsigned key = (unsigned)(in[k].off - g) * 8u + (unsigned)in[k].col + 1u;
-					unsigned h = (key * 2654435761u) & (size - 1);
-					while (slot[h] && slot[h] != key)
-						h = (h + 1) & (size - 1);
-					found = slot[h] == key;
+					found = slot[slot_of(slot, size, key)] == key;
 				}
 			}
 			pairs++;

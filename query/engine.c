@@ -166,7 +166,7 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		strbuf_putc(&sb, ' ');
 		d->keywords_norm = keep_str(e, &sb);
 		strbuf_putc(&sb, ' ');
-		path_words(e, &sb, d->path);
+		path_words(e, &sb, d->path ? d->path : "");
 		strbuf_putc(&sb, ' ');
 		d->path_norm = keep_str(e, &sb);
 		d->title_sig = atlas_word_sig(d->title_norm);

@@ -94,6 +94,19 @@ void engine_normalize(atlas_engine *e, strbuf *out, const char *text, bool stem)
 		      words_token, &w);
 }
 
+int engine_title_index_from(const atlas_engine *e, const char *word)
+{
+	int lo = 0, hi = e->ntitle_index;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (strcmp(e->title_index[mid].word, word) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Writes the stems of the words of a page's path into out, as engine_normalize does: the words
  * an author chose for the page's address ("/orbax-model-surgery": orbax model surgeri), the "t"
  * that starts a topic page's path left out. */

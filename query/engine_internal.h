@@ -37,6 +37,9 @@ typedef struct syn_term {
 	int words;
 } syn_term;
 
+/* Entries of the title index a typeahead or a completion looks at, at most. */
+#define SUGGEST_SCAN 2000
+
 typedef struct title_word {
 	const char *word;       /* NUL-terminated copy owned by title_words_buf */
 	int doc;
@@ -140,6 +143,10 @@ void next_cache_free(next_cache *nc);
 
 /* Folded surface words (or stems) of text, space-separated, appended to out. */
 void engine_normalize(atlas_engine *e, strbuf *out, const char *text, bool stem);
+
+/* The index of the first entry of e's title index whose word is not before word (ntitle_index
+ * when none): where the title words starting with word begin. */
+int engine_title_index_from(const atlas_engine *e, const char *word);
 /* The letters a..z of w[0..n) as a set of bits: one per letter present, one more per letter present
  * twice or more. One edit changes the count of at most two letters by one, flipping at most two
  * bits, so words d edits apart differ in at most 2d bits. */

@@ -57,6 +57,9 @@
  * with it), and a page matched only by a completion, not by the word itself, counts this much (its
  * IDFs too). */
 #define PREFIX_EXPANSIONS 4
+/* completions of the word being typed taken first from the titles holding the query's other
+ * words (a one-letter word gets those alone, up to PREFIX_EXPANSIONS) */
+#define PREFIX_TITLE_COMPLETIONS 2
 #define RANK_PREFIX_ONLY 0.7
 /* A word being typed that is already a word of the vocabulary is completed only to words at least
  * this share as frequent: "cache" (on 77 pages) is not also "cacheconfig" (on 2) */

@@ -291,7 +291,68 @@ static bool subsumed(const atlas_engine *e, const vocab_entry *v, size_t len)
 	return false;
 }
 
-static void expand_prefix(atlas_engine *e, qterm *t)
+/* Whether a term of pl before t is a content word (not excluded, not a stop word). */
+static bool has_content_term(const plan *pl, const qterm *t)
+{
+	for (const qterm *o = pl->terms; o < t; o++)
+		if (!o->negated && !o->stop)
+			return true;
+	return false;
+}
+
+/* Completions of the word being typed that a title holds along with every earlier content word
+ * of the query ("consistent h": "hashing", from "Consistent Hashing"), the most titles first:
+ * what the reader is most likely typing, whatever its frequency in the whole index. Looks at no
+ * more than SUGGEST_SCAN entries of the title index. Writes at most max of them (words in the
+ * engine's title index) into out and returns how many. */
+static int title_completions(const atlas_engine *e, const plan *pl, const qterm *t, const char **out,
+			     int max)
+{
+	size_t len = strlen(t->word);
+	int counts[PREFIX_EXPANSIONS] = { 0 }, n = 0;
+	int lo = engine_title_index_from(e, t->word);
+	for (int i = lo; i < e->ntitle_index && i < lo + SUGGEST_SCAN; i++) {
+		const char *w = e->title_index[i].word;
+		if (strncmp(w, t->word, len) != 0)
+			break;
+		if (strlen(w) == len)
+			continue;
+		const char *title = e->docs[e->title_index[i].doc].title_words;
+		bool all = true;
+		for (const qterm *o = pl->terms; o < t && all; o++) {
+			if (o->negated || o->stop)
+				continue;
+			const char *ow = o->correction ? o->correction : o->word;
+			char pat[256];
+			if (snprintf(pat, sizeof(pat), " %s ", ow) >= (int)sizeof(pat))
+				all = false;
+			else
+				all = strstr(title, pat) != NULL;
+		}
+		if (!all)
+			continue;
+		int k;
+		for (k = 0; k < n && strcmp(out[k], w) != 0; k++)
+			;
+		if (k == n) {
+			if (n == max || n == PREFIX_EXPANSIONS)
+				continue;
+			out[n++] = w;
+		}
+		counts[k]++;
+		/* kept most titles first */
+		while (k > 0 && counts[k] > counts[k - 1]) {
+			int c = counts[k];
+			const char *x = out[k];
+			counts[k] = counts[k - 1], out[k] = out[k - 1];
+			counts[k - 1] = c, out[k - 1] = x;
+			k--;
+		}
+	}
+	return n;
+}
+
+static void expand_prefix(atlas_engine *e, const plan *pl, qterm *t)
 {
 	size_t len = strlen(t->word);
 	int lo = 0, hi = e->nvocab;
@@ -338,9 +399,51 @@ static void expand_prefix(atlas_engine *e, qterm *t)
 		}
 		top[k] = v;
 	}
-	char stems[PREFIX_EXPANSIONS + 1][64];
+	char stems[2 * PREFIX_EXPANSIONS + 1][64];
 	int nstems = 0;
 	atlas_stem(e->analyzer, t->word, (int)len, stems[nstems++], sizeof(stems[0]));
+	/* the completions the query's other words point to, first */
+	const char *titled[PREFIX_EXPANSIONS];
+	int ntitled = has_content_term(pl, t) ? title_completions(e, pl, t, titled, len < 2 ? PREFIX_EXPANSIONS
+											: PREFIX_TITLE_COMPLETIONS)
+					      : 0;
+	for (int k = 0; k < ntitled && t->nalts < MAX_ALTS; k++) {
+		char st[64];
+		atlas_stem(e->analyzer, titled[k], (int)strlen(titled[k]), st, sizeof(st));
+		bool dup = false;
+		for (int j = 0; j < nstems && !dup; j++)
+			dup = strcmp(st, stems[j]) == 0;
+		if (dup)
+			continue;
+		memcpy(stems[nstems++], st, sizeof(st));
+		int before = t->nalts;
+		add_alt(t, titled[k], strlen(titled[k]), false);
+		/* after one letter, a guess: looked for where it was found, in titles (and keywords) */
+		if (t->nalts > before)
+			t->alt_titled[before] = len < 2 || vocab_df(e, titled[k], strlen(titled[k])) > PREFIX_TITLED_DF;
+	}
+	if (len < 2) {
+		/* one letter: no completion by frequency, there are too many; and the letter alone is
+		 * not looked for (the "o" of "O(1)" for "exactly o") */
+		t->prefix_covered = false;
+		if (ntitled == 0) {
+			/* no title to guess from: the letter ranks only, as a stop word does (alone it
+			 * would match the "s" of every "it's") */
+			t->stop = true;
+			return;
+		}
+		if (t->nalts > t->prefix_from && t->prefix_from > 0) {
+			for (int k = 0; k < t->prefix_from; k++)
+				free(t->alts[k]);
+			memmove(t->alts, t->alts + t->prefix_from, (size_t)(t->nalts - t->prefix_from) * sizeof(*t->alts));
+			memmove(t->alt_titled, t->alt_titled + t->prefix_from,
+				(size_t)(t->nalts - t->prefix_from) * sizeof(*t->alt_titled));
+			t->nalts -= t->prefix_from;
+			t->prefix_from = 0;
+		}
+		return;
+	}
+	int nfrequent = 0;
 	dropped |= i == lo + 5000 && i < e->nvocab && strncmp(e->vocab[i].term, t->word, len) == 0;
 	for (int k = 0; k < ntop; k++) {
 		char st[64];
@@ -350,11 +453,12 @@ static void expand_prefix(atlas_engine *e, qterm *t)
 			dup = strcmp(st, stems[j]) == 0;
 		if (dup)
 			continue; /* matched by the phrase of the same stem */
-		if (nstems > PREFIX_EXPANSIONS || t->nalts == MAX_ALTS) {
+		if (nfrequent == PREFIX_EXPANSIONS || t->nalts == MAX_ALTS) {
 			dropped = true;
 			break;
 		}
 		memcpy(stems[nstems++], st, sizeof(st));
+		nfrequent++;
 		int before = t->nalts;
 		add_alt(t, top[k]->term, (size_t)top[k]->len, false);
 		if (t->nalts > before)
@@ -410,9 +514,11 @@ static void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
 				strbuf_printf(&w, "%s%s", j > i ? " " : "", u.w[j]);
 			t->word = strbuf_detach(&w);
 			bool last = c == q->nclauses - 1 && i + span == u.n;
-			t->prefix = last && span == 1 && !q->trailing_space && !cl->negated &&
-				    strlen(t->word) >= 2;
 			t->stop = span == 1 && atlas_is_stopword(t->word, strlen(t->word));
+			/* one letter typed after other words is the start of a word too, completed from
+			 * the titles that hold those words (expand_prefix) */
+			t->prefix = last && span == 1 && !q->trailing_space && !cl->negated &&
+				    (strlen(t->word) >= 2 || (!t->stop && has_content_term(pl, t)));
 			if (span > 1)
 				add_alt(t, t->word, strlen(t->word), false);
 			else
@@ -432,7 +538,7 @@ static void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
 			}
 			t->prefix_from = t->nalts;
 			if (t->prefix)
-				expand_prefix(e, t);
+				expand_prefix(e, pl, t);
 			i += span;
 		}
 	next_clause:
@@ -906,6 +1012,8 @@ static bool prefix_only(const plan *pl, const candidate *c)
 		if (t->negated || t->stop)
 			continue;
 		if (t->prefix) {
+			if (t->prefix_from == 0)
+				return false; /* completions alone: no word itself to prefer */
 			bool exact = false, pre = false;
 			for (int k = 0; k < t->nalts && p + k < MAX_PHRASES; k++) {
 				bool m = c->phrases & ((sqlite3_int64)1 << (p + k));

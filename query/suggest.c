@@ -7,7 +7,6 @@
 #include "engine_internal.h"
 #include "stopwords.h"
 
-#define SUGGEST_SCAN 2000 /* title-index entries looked at, at most */
 
 static int cmp_sugg(const void *a, const void *b)
 {
@@ -37,14 +36,7 @@ int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *p
 	int npages = 0;
 	/* candidate pages: those with a title word starting with the last word, found in the sorted
 	 * index of title words (bounded, so a one-letter prefix costs no more than a long one) */
-	int lo = 0, hi = e->ntitle_index;
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-		if (strcmp(e->title_index[mid].word, last) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	int lo = engine_title_index_from(e, last), hi;
 	for (int i = lo; i < e->ntitle_index && i < lo + SUGGEST_SCAN && pages; i++) {
 		if (strncmp(e->title_index[i].word, last, last_len) != 0)
 			break;

@@ -34,6 +34,17 @@ def main():
     r = q("--json", "consis")
     check("prefix: 'consis' finds consistent hashing or consistency", any(
         p in paths(r)[:3] for p in ("/consistent-hashing", "/consistency-quorums-cap")), paths(r)[:3])
+    # the word being typed after others is completed from the titles holding those others first,
+    # a single letter too: results as you type lead to the page being typed
+    r = q("--json", "consistent", "h")
+    check("'consistent h' completes to the title's 'hashing'", paths(r)[:1] == ["/consistent-hashing"], paths(r)[:3])
+    r = q("--json", "rate", "l")
+    check("'rate l' completes to 'limiting'", paths(r)[:1] == ["/rate-limiting-algorithms"], paths(r)[:3])
+    r, full = q("--json", "exactly", "o"), q("--json", "exactly", "once")
+    check("a letter completed from titles is not looked for alone", paths(r)[:2] == paths(full)[:2],
+          (paths(r)[:3], paths(full)[:3]))
+    p = q("--explain", "--", "design", "a", "ch")
+    check("a title's completion joins the most frequent ones", '"chat"' in p.stdout.split("\n", 3)[2], p.stdout[:400])
     r = q("--json", "distribted", "training")
     check("typo corrected with did_you_mean", r["did_you_mean"] == "distributed training", r["did_you_mean"])
     check("typo: corrected results", paths(r)[:1] == ["/distributed-training-parallelisms"], paths(r)[:3])

@@ -300,56 +300,71 @@ static bool has_content_term(const plan *pl, const qterm *t)
 	return false;
 }
 
-/* Completions of the word being typed that a title holds along with every earlier content word
- * of the query ("consistent h": "hashing", from "Consistent Hashing"), the most titles first:
- * what the reader is most likely typing, whatever its frequency in the whole index. Looks at no
- * more than SUGGEST_SCAN entries of the title index. Writes at most max of them (words in the
- * engine's title index) into out and returns how many. */
+/* Completions of the word being typed that titles hold along with every earlier content word
+ * of the query ("consistent h": "hashing", from "Consistent Hashing"), those of the most such
+ * titles first (ties in the alphabet's order): what the reader is most likely typing, whatever
+ * its frequency in the whole index. Looks at no more than SUGGEST_SCAN entries of the title index
+ * (sorted, so a word's entries are together). Writes at most max of them (words in the engine's
+ * title index) into out and returns how many. */
 static int title_completions(const atlas_engine *e, const plan *pl, const qterm *t, const char **out,
 			     int max)
 {
 	size_t len = strlen(t->word);
-	int counts[PREFIX_EXPANSIONS] = { 0 }, n = 0;
-	int lo = engine_title_index_from(e, t->word);
-	for (int i = lo; i < e->ntitle_index && i < lo + SUGGEST_SCAN; i++) {
+	int counts[PREFIX_EXPANSIONS], n = 0;
+	if (max > PREFIX_EXPANSIONS)
+		max = PREFIX_EXPANSIONS;
+	if (max <= 0)
+		return 0;
+	int lo = engine_title_index_from(e, t->word), end = lo;
+	while (end < e->ntitle_index && end < lo + SUGGEST_SCAN && strncmp(e->title_index[end].word, t->word, len) == 0)
+		end++;
+	for (int i = lo; i < end;) {
 		const char *w = e->title_index[i].word;
-		if (strncmp(w, t->word, len) != 0)
-			break;
-		if (strlen(w) == len)
-			continue;
-		const char *title = e->docs[e->title_index[i].doc].title_words;
-		bool all = true;
-		for (const qterm *o = pl->terms; o < t && all; o++) {
-			if (o->negated || o->stop)
-				continue;
-			const char *ow = o->correction ? o->correction : o->word;
-			char pat[256];
-			if (snprintf(pat, sizeof(pat), " %s ", ow) >= (int)sizeof(pat))
-				all = false;
-			else
-				all = strstr(title, pat) != NULL;
+		int run = i, count = 0;
+		for (; i < end && strcmp(e->title_index[i].word, w) == 0; i++) {
+			const char *title = e->docs[e->title_index[i].doc].title_words;
+			bool all = true;
+			for (const qterm *o = pl->terms; o < t && all; o++) {
+				if (o->negated || o->stop)
+					continue;
+				const char *ow = o->correction ? o->correction : o->word;
+				char pat[256];
+				all = snprintf(pat, sizeof(pat), " %s ", ow) < (int)sizeof(pat) && strstr(title, pat);
+			}
+			count += all;
 		}
-		if (!all)
+		if (count == 0 || strlen(w) == len || (n == max && count <= counts[n - 1]))
 			continue;
-		int k;
-		for (k = 0; k < n && strcmp(out[k], w) != 0; k++)
-			;
-		if (k == n) {
-			if (n == max || n == PREFIX_EXPANSIONS)
-				continue;
-			out[n++] = w;
-		}
-		counts[k]++;
 		/* kept most titles first */
-		while (k > 0 && counts[k] > counts[k - 1]) {
-			int c = counts[k];
-			const char *x = out[k];
-			counts[k] = counts[k - 1], out[k] = out[k - 1];
-			counts[k - 1] = c, out[k - 1] = x;
+		int k = n < max ? n++ : n - 1;
+		while (k > 0 && counts[k - 1] < count) {
+			counts[k] = counts[k - 1];
+			out[k] = out[k - 1];
 			k--;
 		}
+		counts[k] = count;
+		out[k] = e->title_index[run].word;
 	}
 	return n;
+}
+
+/* Finishes the completion of a word of one letter: with completions, the letter itself is
+ * dropped from the term's alternatives (they alone decide); with none, the term ranks only, as a
+ * stop word does. */
+static void one_letter_done(qterm *t)
+{
+	t->prefix_covered = false;
+	if (t->nalts == t->prefix_from) {
+		t->stop = true;
+		return;
+	}
+	for (int k = 0; k < t->prefix_from; k++)
+		free(t->alts[k]);
+	memmove(t->alts, t->alts + t->prefix_from, (size_t)(t->nalts - t->prefix_from) * sizeof(*t->alts));
+	memmove(t->alt_titled, t->alt_titled + t->prefix_from,
+		(size_t)(t->nalts - t->prefix_from) * sizeof(*t->alt_titled));
+	t->nalts -= t->prefix_from;
+	t->prefix_from = 0;
 }
 
 static void expand_prefix(atlas_engine *e, const plan *pl, qterm *t)
@@ -404,9 +419,9 @@ static void expand_prefix(atlas_engine *e, const plan *pl, qterm *t)
 	atlas_stem(e->analyzer, t->word, (int)len, stems[nstems++], sizeof(stems[0]));
 	/* the completions the query's other words point to, first */
 	const char *titled[PREFIX_EXPANSIONS];
-	int ntitled = has_content_term(pl, t) ? title_completions(e, pl, t, titled, len < 2 ? PREFIX_EXPANSIONS
-											: PREFIX_TITLE_COMPLETIONS)
-					      : 0;
+	int ntitled = 0;
+	if (has_content_term(pl, t))
+		ntitled = title_completions(e, pl, t, titled, len < 2 ? PREFIX_EXPANSIONS : PREFIX_TITLE_COMPLETIONS);
 	for (int k = 0; k < ntitled && t->nalts < MAX_ALTS; k++) {
 		char st[64];
 		atlas_stem(e->analyzer, titled[k], (int)strlen(titled[k]), st, sizeof(st));
@@ -422,25 +437,11 @@ static void expand_prefix(atlas_engine *e, const plan *pl, qterm *t)
 		if (t->nalts > before)
 			t->alt_titled[before] = len < 2 || vocab_df(e, titled[k], strlen(titled[k])) > PREFIX_TITLED_DF;
 	}
+	/* one letter (after other words): the titles' completions alone, looked for in titles and
+	 * keywords (there are too many by frequency), and not the letter itself (the "o" of "O(1)"
+	 * for "exactly o", the "s" of every "it's") */
 	if (len < 2) {
-		/* one letter: no completion by frequency, there are too many; and the letter alone is
-		 * not looked for (the "o" of "O(1)" for "exactly o") */
-		t->prefix_covered = false;
-		if (ntitled == 0) {
-			/* no title to guess from: the letter ranks only, as a stop word does (alone it
-			 * would match the "s" of every "it's") */
-			t->stop = true;
-			return;
-		}
-		if (t->nalts > t->prefix_from && t->prefix_from > 0) {
-			for (int k = 0; k < t->prefix_from; k++)
-				free(t->alts[k]);
-			memmove(t->alts, t->alts + t->prefix_from, (size_t)(t->nalts - t->prefix_from) * sizeof(*t->alts));
-			memmove(t->alt_titled, t->alt_titled + t->prefix_from,
-				(size_t)(t->nalts - t->prefix_from) * sizeof(*t->alt_titled));
-			t->nalts -= t->prefix_from;
-			t->prefix_from = 0;
-		}
+		one_letter_done(t);
 		return;
 	}
 	int nfrequent = 0;

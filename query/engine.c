@@ -94,17 +94,28 @@ void engine_normalize(atlas_engine *e, strbuf *out, const char *text, bool stem)
 		      words_token, &w);
 }
 
-int engine_title_index_from(const atlas_engine *e, const char *word)
+/* The first of the n strings at base, stride bytes apart and sorted, that is not before word. */
+static int lower_bound(const void *base, int n, size_t stride, const char *word)
 {
-	int lo = 0, hi = e->ntitle_index;
+	int lo = 0, hi = n;
 	while (lo < hi) {
 		int mid = (lo + hi) / 2;
-		if (strcmp(e->title_index[mid].word, word) < 0)
+		if (strcmp(*(const char *const *)((const char *)base + (size_t)mid * stride), word) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+int engine_title_index_from(const atlas_engine *e, const char *word)
+{
+	return lower_bound(e->title_index, e->ntitle_index, sizeof(*e->title_index), word);
+}
+
+int engine_vocab_from(const atlas_engine *e, const char *word)
+{
+	return lower_bound(e->vocab, e->nvocab, sizeof(*e->vocab), word);
 }
 
 /* Writes the stems of the words of a page's path into out, as engine_normalize does: the words

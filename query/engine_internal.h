@@ -147,6 +147,9 @@ void engine_normalize(atlas_engine *e, strbuf *out, const char *text, bool stem)
 /* The index of the first entry of e's title index whose word is not before word (ntitle_index
  * when none): where the title words starting with word begin. */
 int engine_title_index_from(const atlas_engine *e, const char *word);
+
+/* The index of the first vocabulary entry of e whose term is not before word (nvocab when none). */
+int engine_vocab_from(const atlas_engine *e, const char *word);
 /* The letters a..z of w[0..n) as a set of bits: one per letter present, one more per letter present
  * twice or more. One edit changes the count of at most two letters by one, flipping at most two
  * bits, so words d edits apart differ in at most 2d bits. */

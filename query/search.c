@@ -176,14 +176,7 @@ static const char *correct_word(const atlas_engine *e, const char *w, bool maybe
 		return NULL;
 	if (maybe_prefix && df == 0) {
 		/* the reader may still be typing: a word that starts some vocabulary term is no typo */
-		int lo = 0, hi = e->nvocab;
-		while (lo < hi) {
-			int mid = (lo + hi) / 2;
-			if (strcmp(e->vocab[mid].term, w) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		int lo = engine_vocab_from(e, w);
 		if (lo < e->nvocab && strncmp(e->vocab[lo].term, w, (size_t)len) == 0)
 			return NULL;
 	}
@@ -370,14 +363,7 @@ static void one_letter_done(qterm *t)
 static void expand_prefix(atlas_engine *e, const plan *pl, qterm *t)
 {
 	size_t len = strlen(t->word);
-	int lo = 0, hi = e->nvocab;
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-		if (strcmp(e->vocab[mid].term, t->word) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	int lo = engine_vocab_from(e, t->word);
 	/* the most frequent few, more than needed, best first */
 	enum { POOL = PREFIX_EXPANSIONS * 4 };
 	const vocab_entry *top[POOL];

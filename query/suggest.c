@@ -36,7 +36,7 @@ int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *p
 	int npages = 0;
 	/* candidate pages: those with a title word starting with the last word, found in the sorted
 	 * index of title words (bounded, so a one-letter prefix costs no more than a long one) */
-	int lo = engine_title_index_from(e, last), hi;
+	int lo = engine_title_index_from(e, last);
 	for (int i = lo; i < e->ntitle_index && i < lo + SUGGEST_SCAN && pages; i++) {
 		if (strncmp(e->title_index[i].word, last, last_len) != 0)
 			break;
@@ -84,16 +84,8 @@ int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *p
 		n = take;
 		free(pages);
 	}
-	/* terms: binary search for the first vocabulary entry with the prefix */
-	lo = 0;
-	hi = e->nvocab;
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-		if (strcmp(e->vocab[mid].term, last) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* terms: the first vocabulary entry with the prefix */
+	lo = engine_vocab_from(e, last);
 	int first_term = n;
 	for (int i = lo; i < e->nvocab && i < lo + 20000; i++) {
 		const vocab_entry *v = &e->vocab[i];

@@ -162,7 +162,23 @@ static bool more_bits_than(unsigned long long x, int k)
 	return true;
 }
 
-/* The best correction of a word not in the vocabulary (or much rarer than a neighbour), or NULL. */
+/* Whether word a[0..na) and word b[0..nb) are forms of one word, not a misspelling of it: one
+ * starts with the other and both have the same stem ("decorators" and "decorator", "caches" and
+ * "cache"; not "limitting" and "limiting"). Both then match the same pages, so there is nothing
+ * to correct. */
+static bool inflection_of(const atlas_engine *e, const char *a, int na, const char *b, int nb)
+{
+	int n = na < nb ? na : nb;
+	if (strncmp(a, b, (size_t)n) != 0)
+		return false;
+	char sa[64], sb[64];
+	int la = atlas_stem(e->analyzer, a, na, sa, (int)sizeof(sa));
+	int lb = atlas_stem(e->analyzer, b, nb, sb, (int)sizeof(sb));
+	return la == lb && memcmp(sa, sb, (size_t)la) == 0;
+}
+
+/* The best correction of a word not in the vocabulary (or much rarer than a neighbour), or NULL:
+ * never another form of the same word, which matches the same pages. */
 static const char *correct_word(const atlas_engine *e, const char *w, bool maybe_prefix)
 {
 	int len = (int)strlen(w);
@@ -203,6 +219,8 @@ static const char *correct_word(const atlas_engine *e, const char *w, bool maybe
 			best_d = d;
 		}
 	}
+	if (best && inflection_of(e, w, len, best->term, best->len))
+		return NULL;
 	return best ? best->term : NULL;
 }
 

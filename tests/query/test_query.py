@@ -48,6 +48,15 @@ def main():
     r = q("--json", "distribted", "training")
     check("typo corrected with did_you_mean", r["did_you_mean"] == "distributed training", r["did_you_mean"])
     check("typo: corrected results", paths(r)[:1] == ["/distributed-training-parallelisms"], paths(r)[:3])
+    # another form of a known word is no typo: "decorators" (not in the text) has the stem of
+    # "decorator" and matches the same pages, so nothing is offered; a misspelling with the same
+    # stem as its correction ("limitting", "limiting") still is
+    r = q("--json", "python", "decorators")
+    check("a plural is not corrected to its singular", r["did_you_mean"] is None and r["results"],
+          (r["did_you_mean"], paths(r)[:3]))
+    r = q("--json", "rate", "limitting")
+    check("a misspelling with its correction's stem is corrected", r["did_you_mean"] == "rate limiting",
+          r["did_you_mean"])
     r = q("--json", "gil")
     check("synonym/acronym: gil", paths(r)[:1] == ["/python-gil-honestly"], paths(r)[:3])
     r = q("--json", "global", "interpreter", "lock")

@@ -206,7 +206,8 @@
 				if (page) a.href = page + '#' + encodeURIComponent(s.anchor);
 				a.addEventListener('focus', () => setFocused(index));
 				item.appendChild(a);
-				if (s.snippet) {
+				// the result's own snippet is one of its sections': not shown twice
+				if (s.snippet && s.snippet !== hit.snippet) {
 					const span = el('span', 'section-snippet');
 					// server-escaped HTML with <mark>
 					span.innerHTML = s.snippet;

@@ -193,6 +193,10 @@ async function run(context) {
 		sectionHrefs.every((h) => /#[a-z0-9-]+$/.test(h)),
 	'the first result links to its sections (href ending in #anchor)', { sectionHrefs, wantSections });
 	check(await page.locator('#results .sections mark').count() > 0, 'section headings or snippets are highlighted too');
+	check(await page.locator('#results > li.result').evaluateAll((lis) => lis.every((li) => {
+		const own = li.querySelector('.snippet');
+		return ![...li.querySelectorAll('.section-snippet')].some((s) => own && s.innerHTML === own.innerHTML);
+	})), 'no result shows its snippet twice (again under the section it comes from)');
 	check(await page.locator('#did-you-mean').isHidden(), 'no "did you mean" for a query spelled right');
 
 	// --- Facets: type.

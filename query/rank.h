@@ -2,8 +2,10 @@
  *
  * score = bm25 x coverage x title x keywords x path x proximity x type x priority, where
  *   bm25      BM25F over the weighted fields below (query/fts_functions.c: atlas_rank)
- *   coverage  RANK_COVERAGE_FLOOR + (1 - floor) * c^2, c = share of the query's content words the
- *             page matches (all-words matches rank first; partial matches still count)
+ *   coverage  RANK_COVERAGE_FLOOR + (1 - floor) * c^RANK_COVERAGE_POWER, c = share of the query's
+ *             content words the page matches (all-words matches rank first; partial matches still
+ *             count: a question's answer may lack one of its words, "is exactly once delivery
+ *             possible")
  *   title     1 + RANK_TITLE_WORDS * (share of content words found in the title),
  *             times RANK_TITLE_EXACT when the title is exactly the query
  *   keywords  1 + RANK_KEYWORD_WORDS * (share of content words found in the keywords)
@@ -41,6 +43,7 @@
 #define SECTION_KEEP 4
 
 #define RANK_COVERAGE_FLOOR 0.15
+#define RANK_COVERAGE_POWER 1.5
 #define RANK_TITLE_WORDS 0.8
 #define RANK_TITLE_EXACT 1.5
 #define RANK_KEYWORD_WORDS 0.5 /* keywords: 1 + this x share of content words among them */

@@ -358,7 +358,7 @@ static int emit_group(atlas_analyzer *a, int flags, const char *text, int p0, in
 		rc = fn(ctx, 0, stem, slen, pt->start, pt->end);
 		if (rc || query)
 			continue;
-		if (slen != wlen || memcmp(stem, word, (size_t)wlen) != 0)
+		if ((flags & ATLAS_ANALYZE_SURFACE) && (slen != wlen || memcmp(stem, word, (size_t)wlen) != 0))
 			rc = fn(ctx, FTS5_TOKEN_COLOCATED, word, wlen, pt->start, pt->end);
 		for (int j = i + 1; !rc && j < p1 && j - i < ATLAS_MAX_COMPOUND_PARTS; j++) {
 			int len = compound_of(a, text, i, j, comp, sizeof(comp));

@@ -18,6 +18,11 @@
  * (which gives the same tokens faster); for tests that prove the two agree. */
 #define ATLAS_ANALYZE_UNICODE61 0x2000
 
+/* Flag for atlas_analyze in document mode: emit each word's folded surface form too, colocated
+ * with its stem when the two differ (what the vocabulary counts). FTS5 never asks for it: queries
+ * look for stems and identifiers only, so the index holds no surface forms. */
+#define ATLAS_ANALYZE_SURFACE 0x4000
+
 /* Token callback, with FTS5's xToken signature: tflags is 0 or FTS5_TOKEN_COLOCATED, token is
  * not NUL-terminated, [start, end) are byte offsets into the analyzed text. Return non-zero to stop. */
 typedef int (*atlas_token_fn)(void *ctx, int tflags, const char *token, int ntoken, int start,
@@ -39,10 +44,11 @@ void atlas_analyzer_free(atlas_analyzer *a);
 
 /* Analyzes text[0..n) in the FTS5 mode given by flags (FTS5_TOKENIZE_DOCUMENT, _QUERY,
  * _QUERY|_PREFIX or _AUX) and calls fn for each token. Document mode emits for every word its stem
- * and, colocated, the folded surface form when it differs, plus colocated compounds for identifiers
- * ("shard_map", "torch.compile", "rlcluster"); query mode emits stems, or the whole compound for an
- * identifier; prefix mode emits the folded surface form; aux mode emits one plain token per
- * position (what the token spans that snippets are cut by record, common/spans.h). Returns 0 (or
+ * (and, with ATLAS_ANALYZE_SURFACE, colocated, the folded surface form when it differs), plus
+ * colocated compounds for identifiers ("shard_map", "torch.compile", "rlcluster"); query mode
+ * emits stems, or the whole compound for an identifier; prefix mode emits the folded surface form;
+ * aux mode emits one plain token per position (what the token spans that snippets are cut by
+ * record, common/spans.h). Returns 0 (or
  * fn's non-zero value when it stopped early) or an SQLite error code from unicode61. */
 int atlas_analyze(atlas_analyzer *a, int flags, const char *text, int n, atlas_token_fn fn,
 		  void *ctx);

@@ -369,7 +369,7 @@ static int vec_token(void *ctx, int tflags, const char *tok, int n, int start, i
 /* Analyzes text in document mode into v: term weights and vocabulary counts. */
 static void vec_text(vec_ctx *v, atlas_analyzer *a, const char *text, int n)
 {
-	atlas_analyze(a, FTS5_TOKENIZE_DOCUMENT, text, n, vec_token, v);
+	atlas_analyze(a, FTS5_TOKENIZE_DOCUMENT | ATLAS_ANALYZE_SURFACE, text, n, vec_token, v);
 	flush_pending(v);
 	v->last_stem = -1;
 }

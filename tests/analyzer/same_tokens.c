@@ -27,7 +27,8 @@ int main(int argc, char **argv)
 	sqlite3_stmt *st = NULL;
 	sqlite3_prepare_v2(db, "SELECT heading || char(10) || body FROM sections UNION ALL SELECT title FROM docs",
 			   -1, &st, NULL);
-	static const int modes[] = { FTS5_TOKENIZE_DOCUMENT, FTS5_TOKENIZE_QUERY,
+	static const int modes[] = { FTS5_TOKENIZE_DOCUMENT, FTS5_TOKENIZE_DOCUMENT | ATLAS_ANALYZE_SURFACE,
+				     FTS5_TOKENIZE_QUERY,
 				     FTS5_TOKENIZE_QUERY | FTS5_TOKENIZE_PREFIX, FTS5_TOKENIZE_AUX };
 	int texts = 0, differ = 0;
 	strbuf x = STRBUF_INIT, y = STRBUF_INIT;

@@ -1,5 +1,5 @@
-/* test_analyzer.c - the "atlas" tokenizer through real FTS5 queries: stems, colocated surface
- * forms, prefixes, identifiers by their whole and their parts, diacritics, phrases. */
+/* test_analyzer.c - the "atlas" tokenizer through real FTS5 queries: stems (and no surface forms
+ * in the index), prefixes, identifiers by their whole and their parts, diacritics, phrases. */
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +32,50 @@ static void expect(sqlite3 *db, const char *match, int want)
 		printf("ok    MATCH %-28s -> %d\n", match, got);
 }
 
+/* Checks that term is (want 1) or is not (want 0) a term of the index of table t. */
+static void expect_terms(sqlite3 *db, const char *term, int want)
+{
+	sqlite3_stmt *st = NULL;
+	int got = -1;
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM v WHERE term = ?1", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, term, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			got = sqlite3_column_int(st, 0);
+	}
+	sqlite3_finalize(st);
+	checks++;
+	if (got != want) {
+		failures++;
+		printf("FAIL  term %-29s -> %d, want %d\n", term, got, want);
+	} else
+		printf("ok    term %-29s -> %d\n", term, got);
+}
+
+/* Appends each token to the strbuf-like buffer ctx as "token" or "+token" (colocated), space-separated. */
+static int record(void *ctx, int tflags, const char *token, int ntoken, int start, int end)
+{
+	char *out = ctx;
+	size_t len = strlen(out);
+	(void)start;
+	(void)end;
+	snprintf(out + len, 256 - len, "%s%s%.*s", len ? " " : "", (tflags & FTS5_TOKEN_COLOCATED) ? "+" : "",
+		 ntoken, token);
+	return 0;
+}
+
+/* Checks the tokens of text analyzed with flags, as record writes them. */
+static void expect_tokens(atlas_analyzer *a, int flags, const char *text, const char *want)
+{
+	char out[256] = "";
+	atlas_analyze(a, flags, text, (int)strlen(text), record, out);
+	checks++;
+	if (strcmp(out, want) != 0) {
+		failures++;
+		printf("FAIL  tokens(%s, %#x) = %s, want %s\n", text, flags, out, want);
+	} else
+		printf("ok    tokens(%s, %#x) = %s\n", text, flags, out);
+}
+
 static void expect_stem(atlas_analyzer *a, const char *word, const char *want)
 {
 	char out[128];
@@ -59,7 +103,10 @@ int main(void)
 		printf("FAIL  setup: %s\n", err.msg);
 		return 1;
 	}
-	if (sqlite3_exec(db, "CREATE VIRTUAL TABLE t USING fts5(body, tokenize='atlas')", NULL, NULL, NULL)) {
+	if (sqlite3_exec(db,
+			 "CREATE VIRTUAL TABLE t USING fts5(body, tokenize='atlas');"
+			 "CREATE VIRTUAL TABLE v USING fts5vocab(t, 'row');",
+			 NULL, NULL, NULL)) {
 		printf("FAIL  create: %s\n", sqlite3_errmsg(db));
 		return 1;
 	}
@@ -75,9 +122,11 @@ int main(void)
 	expect(db, "\"running\"", 1);
 	expect(db, "\"hash\"", 1);
 	expect(db, "\"consistent hashing\"", 1);
-	/* prefix queries see surface forms */
-	expect(db, "\"runn\"*", 1);
-	expect(db, "\"sanitiz\"*", 1);
+	/* the index holds stems, not surface forms: no query looks for those */
+	expect_terms(db, "run", 1);
+	expect_terms(db, "running", 0);
+	expect_terms(db, "sanit", 1);
+	expect_terms(db, "sanitizers", 0);
 	expect(db, "\"consis\"*", 1);
 	/* identifiers: whole, parts, sub-compounds */
 	expect(db, "\"shard_map\"", 1);
@@ -111,6 +160,11 @@ int main(void)
 		printf("FAIL  analyzer: %s\n", err.msg);
 		return 1;
 	}
+	/* document mode: stems and identifiers; the vocabulary asks for surface forms too */
+	expect_tokens(a, FTS5_TOKENIZE_DOCUMENT, "Running shard_map", "run shard +shard_map map");
+	expect_tokens(a, FTS5_TOKENIZE_DOCUMENT | ATLAS_ANALYZE_SURFACE, "Running shard_map",
+		      "run +running shard +shard_map map");
+	expect_tokens(a, FTS5_TOKENIZE_QUERY, "Running", "run");
 	expect_stem(a, "running", "run");
 	expect_stem(a, "consistency", "consist");
 	expect_stem(a, "caching", "cach");

@@ -329,19 +329,26 @@ static int title_completions(const atlas_engine *e, const plan *pl, const qterm 
 	int lo = engine_title_index_from(e, t->word), end = lo;
 	while (end < e->ntitle_index && end < lo + SUGGEST_SCAN && strncmp(e->title_index[end].word, t->word, len) == 0)
 		end++;
+	/* the earlier content words as " word " patterns, made once: a title holds a word when it
+	 * holds its pattern (title_words is space-separated with spaces around) */
+	char pats[MAX_TERMS][256];
+	int npats = 0;
+	for (const qterm *o = pl->terms; o < t; o++) {
+		if (o->negated || o->stop)
+			continue;
+		const char *ow = o->correction ? o->correction : o->word;
+		if (snprintf(pats[npats], sizeof(pats[0]), " %s ", ow) >= (int)sizeof(pats[0]))
+			return 0; /* no title holds a word that long */
+		npats++;
+	}
 	for (int i = lo; i < end;) {
 		const char *w = e->title_index[i].word;
 		int run = i, count = 0;
 		for (; i < end && strcmp(e->title_index[i].word, w) == 0; i++) {
 			const char *title = e->docs[e->title_index[i].doc].title_words;
 			bool all = true;
-			for (const qterm *o = pl->terms; o < t && all; o++) {
-				if (o->negated || o->stop)
-					continue;
-				const char *ow = o->correction ? o->correction : o->word;
-				char pat[256];
-				all = snprintf(pat, sizeof(pat), " %s ", ow) < (int)sizeof(pat) && strstr(title, pat);
-			}
+			for (int k = 0; k < npats && all; k++)
+				all = strstr(title, pats[k]) != NULL;
 			count += all;
 		}
 		if (count == 0 || strlen(w) == len || (n == max && count <= counts[n - 1]))

@@ -2,7 +2,7 @@
  *
  * score = bm25 x coverage x title x keywords x path x proximity x type x priority, where
  *   bm25      BM25F over the weighted fields below (query/fts_functions.c: atlas_rank)
- *   coverage  RANK_COVERAGE_FLOOR + (1 - floor) * c^RANK_COVERAGE_POWER, c = share of the query's
+ *   coverage  RANK_COVERAGE_FLOOR + (1 - floor) * c^1.5 (c sqrt(c)), c = share of the query's
  *             content words the page matches (all-words matches rank first; partial matches still
  *             count: a question's answer may lack one of its words, "is exactly once delivery
  *             possible")
@@ -43,7 +43,6 @@
 #define SECTION_KEEP 4
 
 #define RANK_COVERAGE_FLOOR 0.15
-#define RANK_COVERAGE_POWER 1.5
 #define RANK_TITLE_WORDS 0.8
 #define RANK_TITLE_EXACT 1.5
 #define RANK_KEYWORD_WORDS 0.5 /* keywords: 1 + this x share of content words among them */

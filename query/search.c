@@ -1743,7 +1743,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		c->keywords = kw;
 		c->exact = exact;
 		c->path = c->proximity = 0;
-		c->score = c->bm25 * (RANK_COVERAGE_FLOOR + (1 - RANK_COVERAGE_FLOOR) * pow(cov, RANK_COVERAGE_POWER)) *
+		c->score = c->bm25 * (RANK_COVERAGE_FLOOR + (1 - RANK_COVERAGE_FLOOR) * cov * sqrt(cov)) *
 			   (1 + RANK_TITLE_WORDS * title) * (exact ? RANK_TITLE_EXACT : 1.0) *
 			   (1 + RANK_KEYWORD_WORDS * kw) * tw * pw * (ponly ? RANK_PREFIX_ONLY : 1.0);
 		rk[nrk++] = (ranked){ d, c->score };

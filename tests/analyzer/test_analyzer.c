@@ -8,17 +8,23 @@
 
 static int failures, checks;
 
-static int count(sqlite3 *db, const char *match)
+/* The count sql (one text parameter, arg) returns, or -1 when it cannot run. */
+static int count_of(sqlite3 *db, const char *sql, const char *arg)
 {
 	sqlite3_stmt *st = NULL;
 	int n = -1;
-	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM t WHERE t MATCH ?1", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
 		if (sqlite3_step(st) == SQLITE_ROW)
 			n = sqlite3_column_int(st, 0);
 	}
 	sqlite3_finalize(st);
 	return n;
+}
+
+static int count(sqlite3 *db, const char *match)
+{
+	return count_of(db, "SELECT count(*) FROM t WHERE t MATCH ?1", match);
 }
 
 static void expect(sqlite3 *db, const char *match, int want)
@@ -35,14 +41,7 @@ static void expect(sqlite3 *db, const char *match, int want)
 /* Checks that term is (want 1) or is not (want 0) a term of the index of table t. */
 static void expect_terms(sqlite3 *db, const char *term, int want)
 {
-	sqlite3_stmt *st = NULL;
-	int got = -1;
-	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM v WHERE term = ?1", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, term, -1, SQLITE_STATIC);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			got = sqlite3_column_int(st, 0);
-	}
-	sqlite3_finalize(st);
+	int got = count_of(db, "SELECT count(*) FROM v WHERE term = ?1", term);
 	checks++;
 	if (got != want) {
 		failures++;

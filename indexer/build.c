@@ -463,22 +463,54 @@ static int write_meta(writer *w, const corpus *c, build_stats *stats)
 	return rc;
 }
 
-static int integrity_check(writer *w, const corpus *c, build_stats *stats)
+/* The tables the read-next thread computes, copied in by write_signals. */
+static bool signals_table(const char *name)
+{
+	return strcmp(name, "next_candidates") == 0 || strcmp(name, "vocab") == 0 || strcmp(name, "stems") == 0;
+}
+
+/* Runs PRAGMA integrity_check on each table of the index (and its indexes) that is or is not, as
+ * read_next says, one of the read-next thread's; meta goes with those, written last. Virtual tables
+ * are checked through their shadow tables. Returns 0, or ATLAS_ESQL naming the first problem. */
+static int check_tables(writer *w, bool read_next)
+{
+	sqlite3_stmt *names = NULL, *check = NULL;
+	int rc = prepare(w, &names, "SELECT name FROM sqlite_schema WHERE type = 'table'"
+				    " AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name");
+	if (!rc)
+		rc = prepare(w, &check, "SELECT * FROM pragma_integrity_check(?1)");
+	while (!rc && sqlite3_step(names) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(names, 0);
+		if ((signals_table(name) || strcmp(name, "meta") == 0) != read_next)
+			continue;
+		sqlite3_bind_text(check, 1, name, -1, SQLITE_STATIC);
+		int step = sqlite3_step(check);
+		const char *verdict = step == SQLITE_ROW ? (const char *)sqlite3_column_text(check, 0) : NULL;
+		if (!verdict || strcmp(verdict, "ok") != 0)
+			rc = atlas_error_set(w->err, ATLAS_ESQL, "%s: integrity check of %s failed: %s", w->file,
+					     name, verdict ? verdict : sqlite3_errmsg(w->db));
+		sqlite3_reset(check);
+	}
+	sqlite3_finalize(check);
+	sqlite3_finalize(names);
+	return rc;
+}
+
+/* The tables written by this thread, checked while the read-next thread finishes its work. */
+static int check_written(writer *w, const corpus *c, build_stats *stats)
 {
 	(void)c;
 	(void)stats;
-	sqlite3_stmt *st = NULL;
-	int rc = prepare(w, &st, "PRAGMA integrity_check");
-	if (rc)
-		return rc;
-	int ok = sqlite3_step(st) == SQLITE_ROW &&
-		 strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0;
-	if (!ok)
-		rc = atlas_error_set(w->err, ATLAS_ESQL, "%s: integrity check failed: %s", w->file,
-				     sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0)
-								: sqlite3_errmsg(w->db));
-	sqlite3_finalize(st);
-	return rc;
+	return check_tables(w, false);
+}
+
+/* The read-next thread's tables and meta, checked once written and committed. */
+static int check_signals(writer *w, const corpus *c, build_stats *stats)
+{
+	(void)c;
+	(void)stats;
+	int rc = exec(w, "COMMIT");
+	return rc ? rc : check_tables(w, true);
 }
 
 /* Copies the signals' tables whole from the file their thread wrote (same tables, so SQLite copies
@@ -504,15 +536,15 @@ static int write_signals(writer *w, const corpus *c, build_stats *stats)
 	return rc;
 }
 
-static int finish_fts(writer *w, const corpus *c, build_stats *stats)
+/* Merges each full-text table's segments into one, while the read-next thread finishes. */
+static int optimize_fts(writer *w, const corpus *c, build_stats *stats)
 {
 	(void)stats;
 	/* a corpus that fits the in-memory hash was flushed as one segment per table already:
 	 * merging it again would only rewrite it */
-	if ((long long)c->bytes > w->fts_hash_bytes / 2 &&
-	    exec(w, "INSERT INTO fts(fts) VALUES('optimize'); INSERT INTO fields(fields) VALUES('optimize')"))
-		return w->err ? w->err->code : ATLAS_ESQL;
-	return exec(w, "COMMIT");
+	if ((long long)c->bytes > w->fts_hash_bytes / 2)
+		return exec(w, "INSERT INTO fts(fts) VALUES('optimize'); INSERT INTO fields(fields) VALUES('optimize')");
+	return 0;
 }
 
 static int compact(writer *w, const corpus *c, build_stats *stats)
@@ -596,10 +628,12 @@ int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_mem
 		{ "documents and full-text index", write_docs },
 		{ "taxonomy, guides and links", write_graph },
 		{ "synonyms", write_synonyms },
+		/* the work that needs no read-next rows, done before waiting for them */
+		{ "optimize", optimize_fts },
+		{ "integrity check", check_written },
 		{ "vocabulary and read-next signals", write_signals },
 		{ "meta", write_meta },
-		{ "optimize", finish_fts },
-		{ "integrity check", integrity_check },
+		{ "integrity check of the read-next tables", check_signals },
 		{ "compact", compact },
 	};
 	for (size_t i = 0; !rc && i < sizeof(phases) / sizeof(phases[0]); i++) {

@@ -135,6 +135,15 @@ static void path_words(atlas_engine *e, strbuf *out, const char *path)
 	engine_normalize(e, out, buf, true);
 }
 
+/* Whether s holds no byte a JSON string escapes: a quote, a backslash or a control byte. */
+static bool json_plain(const char *s)
+{
+	for (; *s; s++)
+		if (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20)
+			return false;
+	return true;
+}
+
 static int load_docs(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -204,6 +213,10 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		    !d->title_norm || !d->title_words || !d->keywords_norm || !d->path_norm ||
 		    !strmap_put(&e->path_index, d->path, strlen(d->path), e->ndocs, NULL))
 			goto oom;
+		d->json_plain = json_plain(d->path) && json_plain(d->url) && json_plain(d->title) &&
+				json_plain(d->type);
+		for (int k = 0; k < d->ntopics; k++)
+			d->json_plain = d->json_plain && json_plain(d->topics[k]);
 		e->ndocs++;
 	}
 	sqlite3_finalize(st);

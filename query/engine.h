@@ -116,6 +116,7 @@ typedef struct atlas_doc {
 	char *path_norm;     /* stems of the words of the path ("/t/" of a topic left out), likewise */
 	unsigned long long title_sig, keywords_sig, path_sig; /* atlas_word_sig of the three above */
 	char *title_words;   /* folded title words, likewise (for typeahead) */
+	bool json_plain;     /* path, url, title, type and topics hold no byte JSON escapes */
 } atlas_doc;
 
 /* Opens the index at path read-only and loads what queries need into memory (the whole file when

@@ -1,4 +1,5 @@
-/* json.c - response bodies as JSON, through cJSON. */
+/* json.c - response bodies as JSON: trees of cJSON nodes, and the search response written as text
+ * with cJSON's string escaping. */
 #include "json.h"
 
 #include <cjson/cJSON.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "strbuf.h"
 #include "utf8.h"
 
 /**************************************************************************************************
@@ -67,38 +69,21 @@ static void add_str(cJSON *o, const char *key, const char *value)
 	cJSON_AddItemToObjectCS(o, key, cJSON_CreateStringReference(value));
 }
 
-/* Adds html, text written by strbuf_append_html with literal tags and UTF-8 around it, which
- * holds nothing JSON escapes: put in quotes and printed as it is, without cJSON looking at each
- * byte for escapes (on a search response, the longest step of printing it). */
-static void add_html(cJSON *o, const char *key, const char *html)
-{
-	size_t n = strlen(html);
-	char *quoted = json_alloc(n + 3);
-	if (!quoted)
-		return;
-	quoted[0] = '"';
-	memcpy(quoted + 1, html, n);
-	quoted[n + 1] = '"';
-	quoted[n + 2] = '\0';
-	cJSON_AddItemToObjectCS(o, key, cJSON_CreateRaw(quoted));
-}
-
 static void add_num(cJSON *o, const char *key, double value)
 {
 	cJSON_AddItemToObjectCS(o, key, cJSON_CreateNumber(value));
 }
 
-/* Adds x rounded to 3 decimals, written here ("12.5", "0.042"; a count prints as an integer):
- * cJSON prints every number twice over (printf, then scanf to check it), the dearest step of a
- * response. */
-static void add_num3(cJSON *o, const char *key, double x)
+/* Writes x rounded to 3 decimals into buf ("12.5", "0.042"; a count as an integer) and returns
+ * where the text starts, or NULL when x is not finite or too large for that form (then cJSON
+ * prints it). cJSON prints every number twice over (printf, then scanf to check it), the dearest
+ * step of a response. */
+static const char *num3_text(char buf[static 32], double x)
 {
 	double r = round(x * 1000.0);
-	if (!isfinite(r) || fabs(r) > 9e15) {
-		add_num(o, key, isfinite(x) ? x : 0);
-		return;
-	}
-	char buf[32], *p = buf + sizeof(buf);
+	if (!isfinite(r) || fabs(r) > 9e15)
+		return NULL;
+	char *p = buf + 32;
 	long long v = (long long)r;
 	bool neg = v < 0;
 	unsigned long long u = neg ? (unsigned long long)(-v) : (unsigned long long)v;
@@ -120,7 +105,19 @@ static void add_num3(cJSON *o, const char *key, double x)
 	while (u /= 10);
 	if (neg)
 		*--p = '-';
-	cJSON_AddItemToObjectCS(o, key, cJSON_CreateRaw(p));
+	return p;
+}
+
+/* Adds x rounded to 3 decimals (num3_text). */
+static void add_num3(cJSON *o, const char *key, double x)
+{
+	char buf[32];
+	const char *text = num3_text(buf, x);
+	if (!text) {
+		add_num(o, key, isfinite(x) ? x : 0);
+		return;
+	}
+	cJSON_AddItemToObjectCS(o, key, cJSON_CreateRaw(text)); /* copied into the arena */
 }
 
 static cJSON *array_in(cJSON *o, const char *key)
@@ -130,12 +127,126 @@ static cJSON *array_in(cJSON *o, const char *key)
 	return a;
 }
 
-static cJSON *object_in(cJSON *o, const char *key)
+/**************************************************************************************************
+** A search response, written as text.
+*/
+
+/* A search response is a few hundred values, and as a tree of cJSON nodes (each key escaped as
+ * it is printed, the whole printed once more into the body) the making of it cost a fifth of a
+ * search: it is written as text instead, in the order the tree printed it, every string from the
+ * index or the reader escaped by cJSON (or known to need no escape), the pre-escaped html as it
+ * is (see put_html), the numbers by num3_text. */
+
+/* Appends item as cJSON prints it, unformatted, in at most room bytes. Returns 0, or -1 when out
+ * of memory. */
+static int put_item(strbuf *sb, cJSON *item, size_t room)
 {
-	cJSON *a = cJSON_CreateObject();
-	cJSON_AddItemToObjectCS(o, key, a);
-	return a;
+	/* cJSON asks for five bytes more than it prints */
+	if (strbuf_reserve(sb, room + 5) ||
+	    !cJSON_PrintPreallocated(item, sb->buf + sb->len, (int)(sb->cap - sb->len), 0))
+		return -1;
+	sb->len += strlen(sb->buf + sb->len);
+	return 0;
 }
+
+/* Appends s[0..n) in quotes. Returns 0 or -1. */
+static int put_quoted(strbuf *sb, const char *s, size_t n)
+{
+	if (strbuf_reserve(sb, n + 2))
+		return -1;
+	char *out = sb->buf + sb->len;
+	out[0] = '"';
+	memcpy(out + 1, s, n);
+	out[n + 1] = '"';
+	out[n + 2] = '\0';
+	sb->len += n + 2;
+	return 0;
+}
+
+/* Appends the JSON string literal of s, quotes included: as it is when nothing in it needs an
+ * escape (known when plain, else looked for), else escaped by cJSON. Returns 0 or -1. */
+static int put_string(strbuf *sb, const char *s, bool plain)
+{
+	size_t n = 0;
+	if (plain)
+		n = strlen(s);
+	else
+		while ((unsigned char)s[n] >= 0x20 && s[n] != '"' && s[n] != '\\')
+			n++;
+	if (plain || !s[n])
+		return put_quoted(sb, s, n);
+	cJSON item;
+	memset(&item, 0, sizeof(item));
+	item.type = cJSON_String | cJSON_IsReference;
+	item.valuestring = (char *)s;
+	return put_item(sb, &item, 6 * strlen(s) + 2); /* at most \u00XX a byte, and the quotes */
+}
+
+/* Appends html, text written by strbuf_append_html with literal tags and UTF-8 around it, which
+ * holds nothing JSON escapes: in quotes, as it is, without a look at each byte for escapes.
+ * Returns 0 or -1. */
+static int put_html(strbuf *sb, const char *html)
+{
+	return put_quoted(sb, html, strlen(html));
+}
+
+/* Appends x as add_num3 adds it. Returns 0 or -1. */
+static int put_num3(strbuf *sb, double x)
+{
+	char buf[32];
+	const char *text = num3_text(buf, x);
+	if (text)
+		return strbuf_puts(sb, text) ? -1 : 0;
+	cJSON item;
+	memset(&item, 0, sizeof(item));
+	item.type = cJSON_Number;
+	item.valuedouble = isfinite(x) ? x : 0;
+	return put_item(sb, &item, 64);
+}
+
+/* Appends the string literal lit, its length known when compiled. */
+#define PUT(sb, lit) strbuf_append(sb, lit, sizeof(lit) - 1)
+
+/* Appends the results of r as a JSON array: for each hit {"path", "url", "title", "type",
+ * "score", "snippet", "topics", "sections": [{"heading", "anchor", "snippet"}], and "explain"
+ * when asked for}. Returns 0, or -1 when out of memory (sb then holds part of it). */
+static int put_results(strbuf *sb, const atlas_engine *e, const atlas_results *r)
+{
+	int bad = strbuf_putc(sb, '[');
+	for (int i = 0; !bad && i < r->nhits; i++) {
+		const atlas_hit *h = &r->hits[i];
+		const atlas_doc *d = atlas_engine_doc(e, h->doc);
+		bad = (i ? PUT(sb, ",{\"path\":") : PUT(sb, "{\"path\":")) ||
+		      put_string(sb, d->path, d->json_plain) || PUT(sb, ",\"url\":") ||
+		      put_string(sb, d->url, d->json_plain) || PUT(sb, ",\"title\":") ||
+		      put_string(sb, d->title, d->json_plain) || PUT(sb, ",\"type\":") ||
+		      put_string(sb, d->type, d->json_plain) || PUT(sb, ",\"score\":") ||
+		      put_num3(sb, h->score) || PUT(sb, ",\"snippet\":") ||
+		      put_html(sb, h->snippet ? h->snippet : "") || PUT(sb, ",\"topics\":[");
+		for (int k = 0; !bad && k < d->ntopics; k++)
+			bad = (k && strbuf_putc(sb, ',')) ||
+			      put_string(sb, d->topics[k], d->json_plain);
+		bad = bad || PUT(sb, "],\"sections\":[");
+		for (int k = 0; !bad && k < h->nsections; k++) {
+			const atlas_section_hit *s = &h->sections[k];
+			bad = (k ? PUT(sb, ",{\"heading\":") : PUT(sb, "{\"heading\":")) ||
+			      put_html(sb, s->heading ? s->heading : "") ||
+			      PUT(sb, ",\"anchor\":") ||
+			      put_string(sb, s->anchor ? s->anchor : "", false) ||
+			      PUT(sb, ",\"snippet\":") ||
+			      put_html(sb, s->snippet ? s->snippet : "") || strbuf_putc(sb, '}');
+		}
+		bad = bad || strbuf_putc(sb, ']');
+		if (!bad && h->explain)
+			bad = PUT(sb, ",\"explain\":") || put_string(sb, h->explain, false);
+		bad = bad || strbuf_putc(sb, '}');
+	}
+	return bad || strbuf_putc(sb, ']') ? -1 : 0;
+}
+
+/**************************************************************************************************
+** Responses.
+*/
 
 static cJSON *doc_fields(cJSON *o, const atlas_doc *d)
 {
@@ -148,54 +259,37 @@ static cJSON *doc_fields(cJSON *o, const atlas_doc *d)
 
 char *atlas_json_search(const atlas_engine *e, const atlas_results *r)
 {
-	atlas_arena a = ATLAS_ARENA_INIT(JSON_ARENA_BLOCK);
-	cJSON *root = begin(&a);
-	add_str(root, "query", r->query ? r->query : "");
-	add_num3(root, "total", r->total);
-	cJSON_AddItemToObjectCS(root, "total_exact", cJSON_CreateBool(r->total_exact));
-	add_num3(root, "took_ms", r->took_ms);
-	if (r->did_you_mean)
-		add_str(root, "did_you_mean", r->did_you_mean);
-	else
-		cJSON_AddItemToObjectCS(root, "did_you_mean", cJSON_CreateNull());
-	cJSON *results = array_in(root, "results");
-	for (int i = 0; i < r->nhits; i++) {
-		const atlas_hit *h = &r->hits[i];
-		const atlas_doc *d = atlas_engine_doc(e, h->doc);
-		cJSON *o = doc_fields(cJSON_CreateObject(), d);
-		add_num3(o, "score", h->score);
-		add_html(o, "snippet", h->snippet ? h->snippet : "");
-		cJSON *topics = array_in(o, "topics");
-		for (int k = 0; k < d->ntopics; k++)
-			cJSON_AddItemToArray(topics, cJSON_CreateStringReference(d->topics[k]));
-		cJSON *secs = array_in(o, "sections");
-		for (int k = 0; k < h->nsections; k++) {
-			cJSON *s = cJSON_CreateObject();
-			add_html(s, "heading", h->sections[k].heading);
-			add_str(s, "anchor", h->sections[k].anchor);
-			add_html(s, "snippet", h->sections[k].snippet);
-			cJSON_AddItemToArray(secs, s);
-		}
-		if (h->explain)
-			add_str(o, "explain", h->explain);
-		cJSON_AddItemToArray(results, o);
+	strbuf sb = STRBUF_INIT;
+	int bad = strbuf_reserve(&sb, 2048 + 1536 * (size_t)r->nhits) || PUT(&sb, "{\"query\":") ||
+		  put_string(&sb, r->query ? r->query : "", false) || PUT(&sb, ",\"total\":") ||
+		  put_num3(&sb, r->total) ||
+		  (r->total_exact ? PUT(&sb, ",\"total_exact\":true")
+				  : PUT(&sb, ",\"total_exact\":false")) ||
+		  PUT(&sb, ",\"took_ms\":") || put_num3(&sb, r->took_ms) ||
+		  PUT(&sb, ",\"did_you_mean\":") ||
+		  (r->did_you_mean ? put_string(&sb, r->did_you_mean, false) : PUT(&sb, "null")) ||
+		  PUT(&sb, ",\"results\":") || put_results(&sb, e, r) ||
+		  PUT(&sb, ",\"facets\":{\"type\":{");
+	for (int k = 0; !bad && k < r->ntypes; k++)
+		bad = (k && strbuf_putc(&sb, ',')) || put_string(&sb, r->types[k].value, false) ||
+		      strbuf_putc(&sb, ':') || put_num3(&sb, r->types[k].count);
+	bad = bad || PUT(&sb, "},\"topic\":[");
+	for (int k = 0; !bad && k < r->ntopics; k++)
+		bad = (k ? PUT(&sb, ",{\"path\":") : PUT(&sb, "{\"path\":")) ||
+		      put_string(&sb, r->topics[k].value, false) || PUT(&sb, ",\"title\":") ||
+		      put_string(&sb, r->topics[k].label, false) || PUT(&sb, ",\"count\":") ||
+		      put_num3(&sb, r->topics[k].count) || strbuf_putc(&sb, '}');
+	bad = bad || PUT(&sb, "]}");
+	if (!bad && r->explain)
+		bad = PUT(&sb, ",\"explain\":") || put_string(&sb, r->explain, false);
+	if (bad || strbuf_putc(&sb, '}')) {
+		strbuf_free(&sb);
+		return NULL;
 	}
-	cJSON *facets = object_in(root, "facets");
-	cJSON *types = object_in(facets, "type");
-	for (int k = 0; k < r->ntypes; k++)
-		add_num3(types, r->types[k].value, r->types[k].count);
-	cJSON *topics = array_in(facets, "topic");
-	for (int k = 0; k < r->ntopics; k++) {
-		cJSON *t = cJSON_CreateObject();
-		add_str(t, "path", r->topics[k].value);
-		add_str(t, "title", r->topics[k].label);
-		add_num3(t, "count", r->topics[k].count);
-		cJSON_AddItemToArray(topics, t);
-	}
-	if (r->explain)
-		add_str(root, "explain", r->explain);
-	return finish(&a, root, 2048 + 1536 * r->nhits);
+	return strbuf_detach(&sb);
 }
+
+#undef PUT
 
 char *atlas_json_suggest(const atlas_engine *e, const char *query, const atlas_suggestion *s, int n)
 {

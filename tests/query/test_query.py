@@ -131,7 +131,7 @@ def main():
         corpus = os.path.join(tmp, "corpus")
         shutil.copytree(MINI, corpus)
         with open(os.path.join(corpus, "explainers", "markup-probe.md"), "w") as f:
-            f.write('{\n  "title": "Markup <b>probe</b> \\"quoted\\"",\n  "description": "Probe page.",\n'
+            f.write('{\n  "title": "Markup <b>probe</b> \\"quoted\\" C:\\\\temp",\n  "description": "Probe page.",\n'
                     '  "lastmod": "2026-07-10",\n  "priority": 0.8,\n  "image": "https://example.test/og/x.png",\n'
                     '  "topics": ["systems/caching"],\n  "keywords": ["probe"]\n}\n\n## Zebra <img src=x onerror=alert(1)>\n\n'
                     'The zebra text has <script>alert("x")</script> and "quotes" & ampersands.\n')
@@ -142,7 +142,7 @@ def main():
         blob = hit["snippet"] + json.dumps(hit["sections"])
         check("markup escaped in snippets", "<script" not in blob and "&lt;script&gt;" in blob and "<img" not in blob, blob)
         check("highlights are the only tags", blob.replace("<mark>", "").replace("</mark>", "").count("<") == 0, blob)
-        check("title served as text", hit["title"] == 'Markup <b>probe</b> "quoted"', hit["title"])
+        check("title served as text", hit["title"] == 'Markup <b>probe</b> "quoted" C:\\temp', hit["title"])
 
     # ranking signals outside the fields: the words of a page's path, and query words side by side
     with tempfile.TemporaryDirectory() as tmp:

@@ -91,6 +91,54 @@ static void check_html_escaper(void)
 	strbuf_free(&sb);
 }
 
+/* The escaper against a byte-at-a-time one, over 20,000 strings of 0 to 99 bytes from a few
+ * letters, the bytes it changes and bytes of UTF-8, at every alignment: the scan that skips ahead
+ * sixteen bytes at a time must stop at exactly the bytes a byte-wise scan stops at. */
+static void check_html_escaper_random(void)
+{
+	static const char pool[] = "ab &<>\"'\\\t\n\x01\x1f\x7f\x80\xc3\xa9\xe2\x80\xa6xyz ";
+	char in[128 + 16];
+	unsigned long long seed = 42;
+	int bad = 0;
+	for (int t = 0; t < 20000 && !bad; t++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		size_t n = (size_t)(seed >> 33) % 100, at = (size_t)(seed >> 20) % 16;
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			/* mostly letters, as prose is */
+			in[at + i] = (seed >> 60) < 12 ? (char)('a' + (seed >> 40) % 26)
+						       : pool[(seed >> 33) % (sizeof(pool) - 1)];
+		}
+		strbuf got = STRBUF_INIT, want = STRBUF_INIT;
+		strbuf_append(&got, "", 0);
+		strbuf_append_html(&got, in + at, n);
+		for (size_t i = 0; i < n; i++) {
+			unsigned char c = (unsigned char)in[at + i];
+			switch (c) {
+			case '&': strbuf_puts(&want, "&amp;"); break;
+			case '<': strbuf_puts(&want, "&lt;"); break;
+			case '>': strbuf_puts(&want, "&gt;"); break;
+			case '"': strbuf_puts(&want, "&quot;"); break;
+			case '\'': strbuf_puts(&want, "&#39;"); break;
+			case '\\': strbuf_puts(&want, "&#92;"); break;
+			default: strbuf_putc(&want, c < 0x20 ? ' ' : (char)c);
+			}
+		}
+		if (strcmp(strbuf_str(&got), strbuf_str(&want)) != 0) {
+			bad = 1;
+			printf("FAIL  HTML escaper: %zu bytes at offset %zu: got \"%s\", want \"%s\"\n", n, at,
+			       strbuf_str(&got), strbuf_str(&want));
+		}
+		strbuf_free(&got);
+		strbuf_free(&want);
+	}
+	checks++;
+	if (bad)
+		failures++;
+	else
+		printf("ok    HTML escaper: 20,000 strings as a byte-wise escaper writes them\n");
+}
+
 /* A snippet of text with a backslash and quotes: the response is valid JSON, and the reader sees
  * the backslash (as an entity in the snippet's HTML). */
 static void check_snippet_escapes(atlas_engine *e)
@@ -168,6 +216,7 @@ int main(int argc, char **argv)
 	RUN("percent and underscore", "%_% raft_", 1);
 	RUN("html", "<script>alert(1)</script>", -1);
 	check_html_escaper();
+	check_html_escaper_random();
 	check_snippet_escapes(e);
 
 	/* parameters out of range are clear errors */

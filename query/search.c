@@ -2,6 +2,7 @@
  * word), terms into MATCH expressions, candidates into a ranked, filtered, faceted page of hits
  * with snippets and best-matching sections. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,6 @@ typedef struct qterm {
 } qterm;
 
 typedef struct plan {
-	qterm terms[MAX_TERMS];
 	int nterms;
 	int npositive;           /* terms that decide matching (content words and phrases) */
 	strbuf strict, relaxed;
@@ -58,7 +58,14 @@ typedef struct plan {
 	bool corrected;
 	double idf[FTS_MAX_PHRASES]; /* IDF per phrase of the expressions, for atlas_rank */
 	int nidf;
+	qterm terms[MAX_TERMS];  /* last: plan_init leaves them, new_term clears each one taken */
 } plan;
+
+/* Starts an empty plan: everything but the terms zeroed (15 KB a search, mostly unused). */
+static void plan_init(plan *pl)
+{
+	memset(pl, 0, offsetof(plan, terms));
+}
 
 static void plan_free(plan *pl)
 {
@@ -1632,7 +1639,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
 	res->query = strdup(q.clean);
 	plan pl;
-	memset(&pl, 0, sizeof(pl));
+	plan_init(&pl);
 	analyze_query(e, &pl, &q);
 	build_expressions(&pl);
 	term_weights(e, &pl);

@@ -758,6 +758,10 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 			goto fail;
 		}
 		e->in_memory = true;
+		/* pages read in place from the copy, not copied again into this connection's cache */
+		char pragma[64];
+		snprintf(pragma, sizeof(pragma), "PRAGMA mmap_size=%lld", (long long)size);
+		sqlite3_exec(e->db, pragma, NULL, NULL, NULL);
 	} else {
 		fclose(f);
 		if (sqlite3_open_v2(strbuf_str(&uri), &e->db,

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "arena.h"
 #include "error.h"
 
 typedef struct atlas_engine atlas_engine;
@@ -27,6 +28,7 @@ typedef struct atlas_search_params {
 	bool explain;        /* fill atlas_hit.explain */
 } atlas_search_params;
 
+/* The text of hits (headings, anchors, snippets, titles) is owned by their atlas_results. */
 typedef struct atlas_section_hit {
 	char *heading;       /* HTML-escaped (strbuf_append_html), with <mark> highlights */
 	char *anchor;
@@ -64,6 +66,7 @@ typedef struct atlas_results {
 	atlas_facet *topics;
 	int ntopics;
 	char *explain;       /* the query plan: terms, expansions, corrections, MATCH expressions */
+	atlas_arena text;    /* the hits' text, freed whole by atlas_results_free */
 } atlas_results;
 
 typedef struct atlas_next_params {

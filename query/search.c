@@ -18,8 +18,8 @@
 #define MAX_TERMS 32
 #define MAX_ALTS 12
 #define MAX_PHRASES 63
-/* Bytes first given to a snippet's buffer: sixteen tokens, their marks and ellipses mostly fit */
-#define SNIPPET_RESERVE 256
+/* Bytes of a block of the results' text: a page of ten hits mostly fits in one */
+#define RESULTS_TEXT_BLOCK (16 * 1024)
 
 /**************************************************************************************************
 ** Terms.
@@ -509,8 +509,11 @@ static void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
 			if (!t)
 				goto next_clause;
 			strbuf w = STRBUF_INIT;
-			for (int i = 0; i < u.n; i++)
-				strbuf_printf(&w, "%s%s", i ? " " : "", u.w[i]);
+			for (int i = 0; i < u.n; i++) {
+				if (i)
+					strbuf_putc(&w, ' ');
+				strbuf_puts(&w, u.w[i]);
+			}
 			t->word = strbuf_detach(&w);
 			t->phrase = true;
 			t->negated = cl->negated;
@@ -529,8 +532,11 @@ static void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
 					span = len;
 			}
 			strbuf w = STRBUF_INIT;
-			for (int j = i; j < i + span; j++)
-				strbuf_printf(&w, "%s%s", j > i ? " " : "", u.w[j]);
+			for (int j = i; j < i + span; j++) {
+				if (j > i)
+					strbuf_putc(&w, ' ');
+				strbuf_puts(&w, u.w[j]);
+			}
 			t->word = strbuf_detach(&w);
 			bool last = c == q->nclauses - 1 && i + span == u.n;
 			t->stop = span == 1 && atlas_is_stopword(t->word, strlen(t->word));
@@ -1327,6 +1333,7 @@ typedef struct sections_scratch {
 	int mcap;
 	atlas_span *sp;
 	int spcap;
+	strbuf sn, hb; /* the snippet and the heading being written, copied into the results */
 } sections_scratch;
 
 /* Grows *buf (of *cap elements of size sz) to hold n. Returns 0, or -1 leaving it as it was. */
@@ -1397,7 +1404,18 @@ static void score_sections(sections_scratch *x, int ns, const placed *pm, int np
 			x->head[s] = x->body[s] = 0;
 		}
 	}
-	qsort(x->scores, (size_t)ns, sizeof(*x->scores), cmp_sec_score);
+	if (ns > 32) {
+		qsort(x->scores, (size_t)ns, sizeof(*x->scores), cmp_sec_score);
+		return;
+	}
+	/* a page's sections are few: sorted by insertion */
+	for (int i = 1; i < ns; i++) {
+		sec_score v = x->scores[i];
+		int j = i;
+		for (; j > 0 && cmp_sec_score(&x->scores[j - 1], &v) > 0; j--)
+			x->scores[j] = x->scores[j - 1];
+		x->scores[j] = v;
+	}
 }
 
 /* The stored text of section sec (an index in e->sections): the engine's copy when it holds one,
@@ -1430,8 +1448,10 @@ static bool section_row(atlas_engine *e, int sec, section_text *out)
  * heading, RANK_SEC_REPEAT more for each of up to RANK_SEC_REPEATS repeats in the body), text read
  * and highlighted only for the best SECTION_KEEP. The hit's snippet is the first of those with a
  * match in its body; a hit that has none shows its description. */
-static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const plan *pl)
+static void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
 {
+	atlas_hit *hits = res->hits;
+	int nhits = res->nhits;
 	double w[FTS_MAX_PHRASES];
 	for (int p = 0; p < FTS_MAX_PHRASES; p++)
 		w[p] = 1.0;
@@ -1508,37 +1528,46 @@ static void fill_sections(atlas_engine *e, atlas_hit *hits, int nhits, const pla
 					else if (got == si->nhead)
 						got = need;
 				}
-				strbuf sn = STRBUF_INIT;
-				strbuf_reserve(&sn, SNIPPET_RESERVE);
+				strbuf *sn = &x.sn, *hb = &x.hb;
+				strbuf_reset(sn);
 				bool has_snippet = got == need && heading && text && anchor &&
-						   render_snippet(&sn, text, ntext, sp + si->nhead, parts[1], from, to, bm,
+						   render_snippet(sn, text, ntext, sp + si->nhead, parts[1], from, to, bm,
 								  nbody_m, &e->rec, false);
-				if (has_snippet && nbody_m && !hit->snippet)
-					hit->snippet = strdup(strbuf_str(&sn));
-				if (has_snippet && si->level > 0 && hit->nsections < 3) {
-					strbuf hb = STRBUF_INIT;
-					strbuf_reserve(&hb, (size_t)nheading + 32);
+				/* the hit's snippet and its first section's are one string */
+				char *snippet = has_snippet && !sn->oom ? atlas_arena_strndup(&res->text, sn->buf, sn->len)
+									 : NULL;
+				if (snippet && nbody_m && !hit->snippet)
+					hit->snippet = snippet;
+				if (snippet && si->level > 0 && hit->nsections < 3) {
+					strbuf_reset(hb);
 					snippet_window(x.m, nhead_m, si->nhead, 64, true, &from, &to);
-					if (!render_snippet(&hb, heading, nheading, sp, si->nhead, from, to, x.m, nhead_m,
+					if (!render_snippet(hb, heading, nheading, sp, si->nhead, from, to, x.m, nhead_m,
 							    &e->rec, true))
-						strbuf_append_html(&hb, heading, (size_t)nheading);
-					atlas_section_hit *out = &hit->sections[hit->nsections++];
-					out->heading = strbuf_detach(&hb);
-					out->anchor = strndup(anchor, (size_t)row.nanchor);
-					out->snippet = strbuf_detach(&sn);
+						strbuf_append_html(hb, heading, (size_t)nheading);
+					char *head = hb->oom ? NULL
+							     : atlas_arena_strndup(&res->text, strbuf_str(hb), hb->len);
+					char *anch = atlas_arena_strndup(&res->text, anchor, (size_t)row.nanchor);
+					if (head && anch) {
+						atlas_section_hit *out = &hit->sections[hit->nsections++];
+						out->heading = head;
+						out->anchor = anch;
+						out->snippet = snippet;
+					}
 				}
-				strbuf_free(&sn);
 			}
 			if (!e->texts)
 				sqlite3_reset(e->st_section_text);
 		}
 	describe:
 		if (!hit->snippet) {
-			strbuf sb = STRBUF_INIT;
-			strbuf_append_html(&sb, d->description, strlen(d->description));
-			hit->snippet = strbuf_detach(&sb);
+			strbuf_reset(&x.sn);
+			strbuf_append_html(&x.sn, d->description, strlen(d->description));
+			if (!x.sn.oom)
+				hit->snippet = atlas_arena_strndup(&res->text, strbuf_str(&x.sn), x.sn.len);
 		}
 	}
+	strbuf_free(&x.sn);
+	strbuf_free(&x.hb);
 	free(x.scores);
 	free(x.head);
 	free(x.body);
@@ -1625,6 +1654,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 {
 	double t0 = now_ms();
 	memset(res, 0, sizeof(*res));
+	res->text = (atlas_arena)ATLAS_ARENA_INIT(RESULTS_TEXT_BLOCK);
 	res->total_exact = true;
 	int limit = p->limit ? p->limit : 10;
 	if (limit < 1 || limit > ATLAS_LIMIT_MAX)
@@ -1780,13 +1810,14 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
 		goto out;
 	}
+	strbuf tb = STRBUF_INIT;
 	for (int i = start; i < end; i++) {
 		atlas_hit *h = &res->hits[res->nhits++];
 		h->doc = rk[i].doc;
 		h->score = rk[i].score;
-		strbuf tb = STRBUF_INIT;
+		strbuf_reset(&tb);
 		strbuf_append_html(&tb, e->docs[h->doc].title, strlen(e->docs[h->doc].title));
-		h->title_html = strbuf_detach(&tb);
+		h->title_html = tb.oom ? NULL : atlas_arena_strndup(&res->text, strbuf_str(&tb), tb.len);
 		if (p->explain) {
 			const atlas_doc *doc = &e->docs[h->doc];
 			candidate *c = &e->cand[h->doc];
@@ -1794,7 +1825,8 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 				     RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority, prefix_only(&pl, c));
 		}
 	}
-	fill_sections(e, res->hits, res->nhits, &pl);
+	strbuf_free(&tb);
+	fill_sections(e, res, &pl);
 	goto out;
 facets:
 	res->hits = calloc(1, sizeof(atlas_hit));
@@ -1811,17 +1843,9 @@ void atlas_results_free(atlas_results *res)
 {
 	if (!res)
 		return;
-	for (int i = 0; i < res->nhits; i++) {
-		atlas_hit *h = &res->hits[i];
-		free(h->snippet);
-		free(h->title_html);
-		free(h->explain);
-		for (int k = 0; k < h->nsections; k++) {
-			free(h->sections[k].heading);
-			free(h->sections[k].anchor);
-			free(h->sections[k].snippet);
-		}
-	}
+	for (int i = 0; i < res->nhits; i++)
+		free(res->hits[i].explain);
+	atlas_arena_free(&res->text);
 	free(res->hits);
 	free(res->topics);
 	free(res->query);

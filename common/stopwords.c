@@ -1,6 +1,8 @@
-/* stopwords.c - a sorted list of English stop words, looked up by binary search. */
+/* stopwords.c - a list of English stop words, looked up by binary search over their bytes. */
 #include "stopwords.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,17 +19,47 @@ static const char *const words[] = {
 	"you", "your",
 };
 
-static int cmp(const void *key, const void *elem)
+#define NWORDS (sizeof(words) / sizeof(words[0]))
+
+/* The words as 64-bit keys (their bytes, zero-padded; none is longer than 8), sorted: a look-up
+ * is a few integer comparisons instead of a string comparison a step (the read-next pass asks
+ * for every token of the corpus). */
+static uint64_t keys[NWORDS];
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+
+static uint64_t key_of(const char *w, size_t n)
 {
-	return strcmp((const char *)key, *(const char *const *)elem);
+	uint64_t k = 0;
+	memcpy(&k, w, n);
+	return k;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void make_keys(void)
+{
+	for (size_t i = 0; i < NWORDS; i++)
+		keys[i] = key_of(words[i], strlen(words[i]));
+	qsort(keys, NWORDS, sizeof(keys[0]), cmp_key);
 }
 
 bool atlas_is_stopword(const char *w, size_t n)
 {
-	char buf[16];
-	if (n == 0 || n >= sizeof(buf))
+	if (n == 0 || n > sizeof(uint64_t) || memchr(w, '\0', n))
 		return false;
-	memcpy(buf, w, n);
-	buf[n] = '\0';
-	return bsearch(buf, words, sizeof(words) / sizeof(words[0]), sizeof(words[0]), cmp) != NULL;
+	pthread_once(&keys_once, make_keys);
+	uint64_t k = key_of(w, n);
+	size_t lo = 0, hi = NWORDS;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (keys[mid] < k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < NWORDS && keys[lo] == k;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analyzer.h"
+#include "stopwords.h"
 
 static int failures, checks;
 
@@ -83,6 +84,16 @@ static void expect_stem(atlas_analyzer *a, const char *word, const char *want)
 	if (strcmp(out, want) != 0) {
 		failures++;
 		printf("FAIL  stem(%s) = %s, want %s\n", word, out, want);
+	}
+}
+
+static void expect_stopword(const char *w, size_t n, bool want)
+{
+	checks++;
+	if (atlas_is_stopword(w, n) != want) {
+		failures++;
+		printf("FAIL  stop word \"%.*s\" (%zu bytes): %s, want %s\n", (int)n, w, n,
+		       want ? "no" : "yes", want ? "yes" : "no");
 	}
 }
 
@@ -168,6 +179,16 @@ int main(void)
 	expect_stem(a, "consistency", "consist");
 	expect_stem(a, "caching", "cach");
 	expect_stem(a, "h100", "h100");
+	/* stop words: the first, the last, the longest; not their prefixes, extensions or others */
+	static const char *const stop[] = { "a", "your", "between", "whether", "the", "explain", "how" };
+	static const char *const not_stop[] = { "th", "thee", "betweens", "cache", "yours", "zz", "ab" };
+	for (size_t i = 0; i < sizeof(stop) / sizeof(stop[0]); i++)
+		expect_stopword(stop[i], strlen(stop[i]), true);
+	for (size_t i = 0; i < sizeof(not_stop) / sizeof(not_stop[0]); i++)
+		expect_stopword(not_stop[i], strlen(not_stop[i]), false);
+	expect_stopword("the", 2, false);     /* "th": the length counts, not the NUL */
+	expect_stopword("a\0", 2, false);    /* a NUL inside is no stop word */
+	expect_stopword("", 0, false);
 	atlas_analyzer_free(a);
 	sqlite3_close(db);
 	printf("%d checks, %d failed\n", checks, failures);

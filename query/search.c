@@ -157,16 +157,15 @@ static int edit_distance(const char *a, int la, const char *b, int lb, int max)
 	return prev[lb];
 }
 
-/* Whether x has more than k bits set (a few steps, where a popcount is a library call on the
- * baseline x86-64). */
+/* Whether x has more than k bits set: the bits counted in parallel, in a dozen steps without a
+ * branch (a popcount instruction is not in the baseline x86-64, and the library call for it, or
+ * a loop clearing one bit a step, cost more in the spelling correction's scan). */
 static bool more_bits_than(unsigned long long x, int k)
 {
-	for (int i = 0; i <= k; i++) {
-		if (!x)
-			return false;
-		x &= x - 1;
-	}
-	return true;
+	x -= (x >> 1) & 0x5555555555555555ULL;
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (int)((x * 0x0101010101010101ULL) >> 56) > k;
 }
 
 /* Whether word a[0..na) and word b[0..nb) are forms of one word, not a misspelling of it: one

@@ -218,16 +218,21 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		strbuf_reset(&url);
 		strbuf_reset(&tj);
 		join_strings(&kw, p->keywords, p->nkeywords, "; ");
-		strbuf_printf(&url, "%s%s", c->site_url, p->path);
+		strbuf_puts(&url, c->site_url);
+		strbuf_puts(&url, p->path);
 		topics_json(&tj, p);
+		/* appended, not printed: a printf of the body measured its length once more first */
 		for (int s = 0; s < p->nsecs; s++) {
 			const section *x = &p->secs[s];
-			if (s)
-				strbuf_printf(&heads, "%s\n", x->heading);
+			if (s) {
+				strbuf_puts(&heads, x->heading);
+				strbuf_putc(&heads, '\n');
+			}
 			const char *b = x->body;
 			if (s == 0)
 				b += p->lead_len <= x->body_len ? p->lead_len : x->body_len;
-			strbuf_printf(&body, "%s\n", b);
+			strbuf_puts(&body, b);
+			strbuf_putc(&body, '\n');
 		}
 		stats->pages[p->type]++;
 		stats->sections += p->nsecs;

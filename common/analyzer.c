@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <libstemmer.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,10 +34,8 @@ typedef struct part {
 } part;
 
 /* A direct-mapped cache of recent stems: text repeats its words, and Snowball is the costliest
- * step of analysis. 32768 slots (1.6 MB, allocated when first needed, its pages touched as they
- * fill) hold most of a corpus's vocabulary: with 4096, a quarter of the words of 1,000 generated
- * explainers missed, and stemming them was an eighth of the build's instructions. */
-#define STEM_CACHE_SLOTS 32768
+ * step of analysis. Its size is taken when it is first needed (atlas_analyzer_set_stem_cache). */
+#define STEM_CACHE_SLOTS 4096
 #define STEM_CACHE_WORD 24
 
 typedef struct stem_slot {
@@ -48,6 +47,7 @@ typedef struct stem_slot {
 struct atlas_analyzer {
 	u61_module u61;
 	stem_slot *stems;
+	unsigned nstems;  /* slots of stems, a power of two */
 	Fts5Tokenizer *u61_inst;
 	struct sb_stemmer *stemmer;
 	/* scratch, reused across calls */
@@ -142,17 +142,29 @@ void atlas_analyzer_free(atlas_analyzer *a)
 
 static int stem_uncached(atlas_analyzer *a, const char *word, int n, char *out, int cap);
 
+static atomic_int stem_cache_slots = STEM_CACHE_SLOTS;
+
+void atlas_analyzer_set_stem_cache(int slots)
+{
+	int n = 64;
+	while (n < slots && n < (1 << 20))
+		n *= 2;
+	atomic_store(&stem_cache_slots, n);
+}
+
 int atlas_stem(atlas_analyzer *a, const char *word, int n, char *out, int cap)
 {
 	stem_slot *slot = NULL;
 	if (n > 0 && n < STEM_CACHE_WORD && cap >= STEM_CACHE_WORD) {
-		if (!a->stems)
-			a->stems = calloc(STEM_CACHE_SLOTS, sizeof(stem_slot));
+		if (!a->stems) {
+			a->nstems = (unsigned)atomic_load(&stem_cache_slots);
+			a->stems = calloc(a->nstems, sizeof(stem_slot));
+		}
 		if (a->stems) {
 			unsigned h = 2166136261u;
 			for (int i = 0; i < n; i++)
 				h = (h ^ (unsigned char)word[i]) * 16777619u;
-			slot = &a->stems[h & (STEM_CACHE_SLOTS - 1)];
+			slot = &a->stems[h & (a->nstems - 1)];
 			if (slot->wlen == n && memcmp(slot->word, word, (size_t)n) == 0) {
 				memcpy(out, slot->stem, slot->slen);
 				out[slot->slen] = '\0';

@@ -53,6 +53,11 @@ void atlas_analyzer_free(atlas_analyzer *a);
 int atlas_analyze(atlas_analyzer *a, int flags, const char *text, int n, atlas_token_fn fn,
 		  void *ctx);
 
+/* Sets the slots (rounded up to a power of two) of the stem cache of every analyzer whose cache
+ * is made after the call: 4096 (200 KB) by default, enough for queries; a process analyzing a
+ * whole corpus wants its vocabulary to fit (32768, 1.6 MB, at the indexer). */
+void atlas_analyzer_set_stem_cache(int slots);
+
 /* Stems one folded lowercase word with the analyzer's Snowball stemmer. Writes a NUL-terminated
  * stem of at most cap-1 bytes into out and returns its length (the word itself when it has digits
  * or is too long to stem). */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "analyzer.h"
 #include "build.h"
 #include "corpus.h"
 
@@ -50,6 +51,10 @@ static void print_diags(const diag_list *d)
 
 int main(int argc, char **argv)
 {
+	/* the corpus's vocabulary in the stem cache: with the default 4096 slots a quarter of the
+	 * words of 1,000 generated explainers missed it, and Snowball stemming them was an eighth of
+	 * the build's instructions */
+	atlas_analyzer_set_stem_cache(32768);
 	const char *dir = NULL, *out = NULL;
 	int check = 0, strict = 0, quiet = 0, fts_memory = BUILD_FTS_MEMORY_MIB;
 	static const struct option opts[] = {

@@ -1533,8 +1533,9 @@ static void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
 						   render_snippet(sn, text, ntext, sp + si->nhead, parts[1], from, to, bm,
 								  nbody_m, &e->rec, false);
 				/* the hit's snippet and its first section's are one string */
-				char *snippet = has_snippet && !sn->oom ? atlas_arena_strndup(&res->text, sn->buf, sn->len)
-									 : NULL;
+				char *snippet = NULL;
+				if (has_snippet && !sn->oom)
+					snippet = atlas_arena_strndup(&res->text, strbuf_str(sn), sn->len);
 				if (snippet && nbody_m && !hit->snippet)
 					hit->snippet = snippet;
 				if (snippet && si->level > 0 && hit->nsections < 3) {

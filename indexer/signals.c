@@ -798,18 +798,60 @@ static void add_edge(graph *g, int a, int b, float w)
 	g->wsum[a] += w;
 }
 
+/* A page's state during the pushes from one source, with what the push reads of its edges, in
+ * one place: a push visits a page's neighbours in a graph larger than the cache, and state kept in
+ * separate arrays cost a cache miss per array per visit (most of this step at 100,000 pages). */
+typedef struct ppr_node {
+	double p, r;        /* estimate and residual */
+	float wsum;         /* total weight of its edges */
+	int deg;            /* its edges: edges[off .. off + deg) */
+	int off;
+	unsigned char inq;  /* in the queue */
+	unsigned char was;  /* touched by this source's pushes */
+} ppr_node;
+
+/* The graph in flat form: every page's edges, in the order they were added, one after another.
+ * Returns a node array (owned by the caller, NULL when out of memory) and sets *edges (owned by
+ * the caller). */
+static ppr_node *ppr_flatten(const graph *g, edge **edges)
+{
+	size_t total = 0, n = g->n > 0 ? (size_t)g->n : 1;
+	for (int i = 0; i < g->n; i++)
+		total += (size_t)g->deg[i];
+	ppr_node *nodes = calloc(n, sizeof(ppr_node));
+	*edges = malloc((total ? total : 1) * sizeof(edge));
+	if (!nodes || !*edges || total > INT32_MAX) {
+		free(nodes);
+		free(*edges);
+		*edges = NULL;
+		return NULL;
+	}
+	int off = 0;
+	for (int i = 0; i < g->n; i++) {
+		nodes[i].wsum = g->wsum[i];
+		nodes[i].deg = g->deg[i];
+		nodes[i].off = off;
+		if (g->deg[i])
+			memcpy(*edges + off, g->adj[i], (size_t)g->deg[i] * sizeof(edge));
+		off += g->deg[i];
+	}
+	return nodes;
+}
+
 static void ppr_signals(out_ctx *o, const corpus *c, const int *id_of)
 {
 	int n = c->npages;
 	graph g = { calloc((size_t)n, sizeof(edge *)), calloc((size_t)n, sizeof(int)),
 		    calloc((size_t)n, sizeof(int)), calloc((size_t)n, sizeof(float)), n };
-	double *p = calloc((size_t)n, sizeof(double)), *r = calloc((size_t)n, sizeof(double));
-	int *queue = malloc((size_t)n * sizeof(int)), *inq = calloc((size_t)n, sizeof(int));
-	int *touched = malloc((size_t)n * sizeof(int)), *was = calloc((size_t)n, sizeof(int));
+	int *queue = malloc((size_t)n * sizeof(int)), *touched = malloc((size_t)n * sizeof(int));
 	scored *top = malloc((size_t)n * sizeof(scored));
+	ppr_node *nodes = NULL;
+	edge *edges = NULL;
 	char path[1100];
-	if (!g.adj || !g.deg || !g.cap || !g.wsum || !p || !r || !queue || !inq || !touched || !was || !top)
+	if (n == 0)
 		goto out;
+	if (!g.adj || !g.deg || !g.cap || !g.wsum || !queue || !touched || !top)
+		goto out_of_memory;
 	for (int pi = 0; pi < n; pi++) {
 		const page *pg = &c->pages[pi];
 		for (int k = 0; pg->type != PAGE_TOPIC && k < pg->nlinks; k++) {
@@ -837,34 +879,43 @@ static void ppr_signals(out_ctx *o, const corpus *c, const int *id_of)
 				prev = t;
 			}
 	}
+	if (!(nodes = ppr_flatten(&g, &edges)))
+		goto out_of_memory;
+	for (int i = 0; i < n; i++) {
+		free(g.adj[i]);
+		g.adj[i] = NULL;
+	}
 	for (int src = 0; src < n && !o->rc; src++) {
-		if (c->pages[src].type == PAGE_SITE || g.deg[src] == 0)
+		if (c->pages[src].type == PAGE_SITE || nodes[src].deg == 0)
 			continue;
 		int head = 0, tail = 0, nt = 0;
-		r[src] = 1.0;
+		nodes[src].r = 1.0;
 		queue[tail++] = src;
-		inq[src] = 1;
+		nodes[src].inq = 1;
 		touched[nt++] = src;
-		was[src] = 1;
+		nodes[src].was = 1;
 		while (head != tail) {
 			int u = queue[head];
 			head = (head + 1) % n;
-			inq[u] = 0;
-			double ru = r[u];
-			if (g.deg[u] == 0 || ru < PPR_EPSILON * g.deg[u])
+			ppr_node *x = &nodes[u];
+			x->inq = 0;
+			double ru = x->r;
+			if (x->deg == 0 || ru < PPR_EPSILON * x->deg)
 				continue;
-			p[u] += PPR_ALPHA * ru;
-			r[u] = 0;
-			double spread = (1 - PPR_ALPHA) * ru / g.wsum[u];
-			for (int k = 0; k < g.deg[u]; k++) {
-				int w = g.adj[u][k].to;
-				r[w] += spread * g.adj[u][k].w;
-				if (!was[w]) {
-					was[w] = 1;
+			x->p += PPR_ALPHA * ru;
+			x->r = 0;
+			double spread = (1 - PPR_ALPHA) * ru / x->wsum;
+			const edge *adj = edges + x->off;
+			for (int k = 0; k < x->deg; k++) {
+				int w = adj[k].to;
+				ppr_node *y = &nodes[w];
+				y->r += spread * adj[k].w;
+				if (!y->was) {
+					y->was = 1;
 					touched[nt++] = w;
 				}
-				if (!inq[w] && g.deg[w] && r[w] >= PPR_EPSILON * g.deg[w]) {
-					inq[w] = 1;
+				if (!y->inq && y->deg && y->r >= PPR_EPSILON * y->deg) {
+					y->inq = 1;
 					queue[tail] = w;
 					tail = (tail + 1) % n;
 				}
@@ -873,18 +924,22 @@ static void ppr_signals(out_ctx *o, const corpus *c, const int *id_of)
 		int nk = 0;
 		for (int k = 0; k < nt; k++) {
 			int d = touched[k];
-			if (d != src && p[d] > 0 && c->pages[d].type != PAGE_SITE)
-				top[nk++] = (scored){ d, (float)p[d], { -1, -1, -1 }, { 0, 0, 0 } };
+			if (d != src && nodes[d].p > 0 && c->pages[d].type != PAGE_SITE)
+				top[nk++] = (scored){ d, (float)nodes[d].p, { -1, -1, -1 }, { 0, 0, 0 } };
 		}
 		atlas_best_first(top, (size_t)nk, GRAPH_MAX, sizeof(scored), cmp_scored_ctx, NULL);
 		for (int k = 0; k < nk && k < GRAPH_MAX; k++)
 			emit(o, id_of[src], id_of[top[k].doc], SIG_GRAPH, top[k].score / top[0].score, "");
 		for (int k = 0; k < nt; k++) {
-			int d = touched[k];
-			p[d] = r[d] = 0;
-			was[d] = inq[d] = 0;
+			ppr_node *y = &nodes[touched[k]];
+			y->p = y->r = 0;
+			y->was = y->inq = 0;
 		}
 	}
+	goto out;
+out_of_memory:
+	if (!o->rc)
+		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory computing the page graph");
 out:
 	for (int i = 0; g.adj && i < n; i++)
 		free(g.adj[i]);
@@ -892,12 +947,10 @@ out:
 	free(g.deg);
 	free(g.cap);
 	free(g.wsum);
-	free(p);
-	free(r);
+	free(nodes);
+	free(edges);
 	free(queue);
-	free(inq);
 	free(touched);
-	free(was);
 	free(top);
 }
 

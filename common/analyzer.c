@@ -44,8 +44,11 @@ typedef struct stem_slot {
 	char stem[STEM_CACHE_WORD];
 } stem_slot;
 
+typedef struct module_ctx module_ctx;
+
 struct atlas_analyzer {
 	u61_module u61;
+	module_ctx *module; /* the registration an FTS5 table's instance came from, else NULL */
 	stem_slot *stems;
 	unsigned nstems;  /* slots of stems, a power of two */
 	Fts5Tokenizer *u61_inst;
@@ -561,6 +564,7 @@ int atlas_analyze(atlas_analyzer *a, int flags, const char *text, int n, atlas_t
 
 typedef struct module_ctx {
 	u61_module u61;
+	atlas_tap *tap; /* set by atlas_analyzer_set_tap, NULL when none */
 } module_ctx;
 
 static int fts_create(void *user, const char **argv, int argc, Fts5Tokenizer **out)
@@ -570,8 +574,26 @@ static int fts_create(void *user, const char **argv, int argc, Fts5Tokenizer **o
 	atlas_analyzer *a = NULL;
 	if (analyzer_create(&a, &((module_ctx *)user)->u61, NULL))
 		return SQLITE_ERROR;
+	a->module = user;
 	*out = (Fts5Tokenizer *)a;
 	return SQLITE_OK;
+}
+
+/* FTS5's token callback and a tap's, both given each token (the tap no colocated ones). */
+typedef struct tapped {
+	int (*xToken)(void *, int, const char *, int, int, int);
+	void *ctx;
+	atlas_token_fn tap;
+	void *tap_ctx;
+} tapped;
+
+static int tapped_token(void *ctx, int tflags, const char *tok, int n, int start, int end)
+{
+	tapped *t = ctx;
+	int rc = t->xToken(t->ctx, tflags, tok, n, start, end);
+	if (rc == SQLITE_OK && !(tflags & FTS5_TOKEN_COLOCATED))
+		rc = t->tap(t->tap_ctx, tflags, tok, n, start, end);
+	return rc;
 }
 
 static void fts_delete(Fts5Tokenizer *t)
@@ -582,7 +604,26 @@ static void fts_delete(Fts5Tokenizer *t)
 static int fts_tokenize(Fts5Tokenizer *t, void *ctx, int flags, const char *text, int n,
 			int (*xToken)(void *, int, const char *, int, int, int))
 {
-	return atlas_analyze((atlas_analyzer *)t, flags, text, n, xToken, ctx);
+	atlas_analyzer *a = (atlas_analyzer *)t;
+	atlas_tap *tap = a->module ? a->module->tap : NULL;
+	if (tap && flags == FTS5_TOKENIZE_DOCUMENT) {
+		tapped x = { xToken, ctx, tap->begin(tap->ctx, text, n), tap->ctx };
+		if (x.tap)
+			return atlas_analyze(a, flags, text, n, tapped_token, &x);
+	}
+	return atlas_analyze(a, flags, text, n, xToken, ctx);
+}
+
+int atlas_analyzer_set_tap(sqlite3 *db, atlas_tap *tap, atlas_error *err)
+{
+	fts5_api *api = NULL;
+	void *user = NULL;
+	fts5_tokenizer tok;
+	if (fts5_api_of(db, &api) != SQLITE_OK ||
+	    api->xFindTokenizer(api, ATLAS_TOKENIZER_NAME, &user, &tok) != SQLITE_OK || !user)
+		return atlas_error_set(err, ATLAS_ESQL, "the atlas tokenizer is not registered");
+	((module_ctx *)user)->tap = tap;
+	return 0;
 }
 
 int atlas_analyzer_register(sqlite3 *db, atlas_error *err)
@@ -598,6 +639,7 @@ int atlas_analyzer_register(sqlite3 *db, atlas_error *err)
 		free(m);
 		return rc;
 	}
+	m->tap = NULL;
 	fts5_tokenizer tok = { fts_create, fts_delete, fts_tokenize };
 	if (api->xCreateTokenizer(api, ATLAS_TOKENIZER_NAME, m, &tok, free) != SQLITE_OK) {
 		free(m);

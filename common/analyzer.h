@@ -53,6 +53,21 @@ void atlas_analyzer_free(atlas_analyzer *a);
 int atlas_analyze(atlas_analyzer *a, int flags, const char *text, int n, atlas_token_fn fn,
 		  void *ctx);
 
+/* A tap on the "atlas" tokenizer of one connection: while it is set, each text that FTS5 has the
+ * tokenizer analyze in document mode (the columns of a row being inserted) is offered to begin,
+ * with its address and length; when begin returns a callback, that callback also gets every
+ * position's token (no colocated ones) as the index gets it, so that a caller can learn the
+ * positions' byte ranges without analyzing the text a second time. The tap is the caller's and
+ * must outlive its use. */
+typedef struct atlas_tap {
+	atlas_token_fn (*begin)(void *ctx, const char *text, int n);
+	void *ctx;
+} atlas_tap;
+
+/* Sets (or, with NULL, clears) the tap of the "atlas" tokenizer registered on db. Returns 0, or
+ * ATLAS_ESQL when db has no such tokenizer (err says so). */
+int atlas_analyzer_set_tap(sqlite3 *db, atlas_tap *tap, atlas_error *err);
+
 /* Sets the slots (rounded up to a power of two) of the stem cache of every analyzer whose cache
  * is made after the call: 4096 (200 KB) by default, enough for queries; a process analyzing a
  * whole corpus wants its vocabulary to fit (32768, 1.6 MB, at the indexer). */

@@ -56,14 +56,9 @@ typedef struct add_ctx {
 	int base;
 } add_ctx;
 
-static int add_token(void *ctx, int tflags, const char *tok, int ntok, int start, int end)
+/* Appends the token at [s, e) of the current part. Returns 0 or SQLITE_NOMEM (kept in w->rc). */
+static int put_span(atlas_spans_writer *w, int s, int e)
 {
-	add_ctx *c = ctx;
-	(void)tok;
-	(void)ntok;
-	if (tflags & FTS5_TOKEN_COLOCATED)
-		return SQLITE_OK;
-	atlas_spans_writer *w = c->w;
 	if (w->total && w->total % ATLAS_SPANS_EVERY == 0) {
 		if (w->nchecks + 2 > w->capchecks) {
 			int cap = w->capchecks ? w->capchecks * 2 : 32;
@@ -76,15 +71,36 @@ static int add_token(void *ctx, int tflags, const char *tok, int ntok, int start
 		w->checks[w->nchecks++] = (int)w->stream.len;
 		w->checks[w->nchecks++] = w->prev_end;
 	}
-	int s = c->base + start, e = c->base + end;
 	int gap = s - w->prev_end;
-	unsigned zz = gap >= 0 ? (unsigned)gap << 1 : ((unsigned)(-gap) << 1) - 1;
-	if (put_varint(&w->stream, zz) || put_varint(&w->stream, (unsigned)(e - s)))
+	unsigned v[2] = { gap >= 0 ? (unsigned)gap << 1 : ((unsigned)(-gap) << 1) - 1, (unsigned)(e - s) };
+	/* two varints of at most 5 bytes each, written in place */
+	if (strbuf_reserve(&w->stream, 10))
 		return w->rc = SQLITE_NOMEM;
+	unsigned char *out = (unsigned char *)w->stream.buf + w->stream.len;
+	for (int k = 0; k < 2; k++) {
+		unsigned x = v[k];
+		while (x >= 0x80) {
+			*out++ = (unsigned char)(x | 0x80);
+			x >>= 7;
+		}
+		*out++ = (unsigned char)x;
+	}
+	w->stream.len = (size_t)((char *)out - w->stream.buf);
+	w->stream.buf[w->stream.len] = '\0';
 	w->prev_end = e;
 	w->count++;
 	w->total++;
 	return SQLITE_OK;
+}
+
+static int add_token(void *ctx, int tflags, const char *tok, int ntok, int start, int end)
+{
+	add_ctx *c = ctx;
+	(void)tok;
+	(void)ntok;
+	if (tflags & FTS5_TOKEN_COLOCATED)
+		return SQLITE_OK;
+	return put_span(c->w, c->base + start, c->base + end);
 }
 
 int atlas_spans_add(atlas_spans_writer *w, atlas_analyzer *a, const char *text, int n, int base)
@@ -92,6 +108,13 @@ int atlas_spans_add(atlas_spans_writer *w, atlas_analyzer *a, const char *text, 
 	add_ctx c = { w, base };
 	int rc = atlas_analyze(a, FTS5_TOKENIZE_AUX, text, n, add_token, &c);
 	return w->rc ? w->rc : rc;
+}
+
+int atlas_spans_add_known(atlas_spans_writer *w, const atlas_span *sp, int count, int base)
+{
+	for (int i = 0; i < count && !w->rc; i++)
+		put_span(w, base + sp[i].start, base + sp[i].end);
+	return w->rc;
 }
 
 int atlas_spans_finish(atlas_spans_writer *w, strbuf *out)

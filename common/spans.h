@@ -39,6 +39,10 @@ void atlas_spans_part(atlas_spans_writer *w);
  * analyzer, or SQLITE_NOMEM when memory ran out. */
 int atlas_spans_add(atlas_spans_writer *w, atlas_analyzer *a, const char *text, int n, int base);
 
+/* Appends count spans already known (what the analyzer's document mode gave for the positions of
+ * the text, as atlas_spans_add would find them), each shifted by base. Returns 0 or SQLITE_NOMEM. */
+int atlas_spans_add_known(atlas_spans_writer *w, const atlas_span *sp, int count, int base);
+
 /* Writes the packed list into out (reset first): the checkpoint count, the checkpoints, the
  * tokens. Returns 0 or SQLITE_NOMEM. The writer is ready for a new list afterwards. */
 int atlas_spans_finish(atlas_spans_writer *w, strbuf *out);

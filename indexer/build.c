@@ -160,25 +160,152 @@ typedef struct section_tokens {
 	int heading, lead, body;
 } section_tokens;
 
+/**************************************************************************************************
+** Token spans, as the full-text index saw them.
+**
+** A section's spans are the byte ranges of its positions. The tokenizer finds them while FTS5
+** indexes the page's columns: a tap (atlas_tap) keeps those of the title, headings, description
+** and body columns, and each section's are cut from them, so that a page is analyzed once, not
+** once more for its spans. A part whose column was not seen, or whose text is not the column's,
+** is analyzed on its own, as before; either way the spans are the same.
+*/
+
+enum { COL_TITLE, COL_HEADINGS, COL_DESCRIPTION, COL_BODY, NCOLS };
+
+/* One column of the row being inserted: the text bound to it and the spans the tokenizer found. */
+typedef struct column_spans {
+	const char *text;
+	int n;
+	bool seen;      /* analyzed since the row's insert began, every span kept */
+	atlas_span *sp;
+	int count, cap;
+	int next;       /* the first span not yet given to a section */
+} column_spans;
+
+typedef struct row_tap {
+	atlas_tap tap;
+	bool armed;     /* the fts row's insert is running */
+	column_spans col[NCOLS];
+	column_spans *cur;
+} row_tap;
+
+static int tap_token(void *ctx, int tflags, const char *tok, int n, int start, int end)
+{
+	row_tap *t = ctx;
+	column_spans *c = t->cur;
+	(void)tflags;
+	(void)tok;
+	(void)n;
+	if (!c->seen)
+		return SQLITE_OK;
+	if (c->count == c->cap) {
+		int cap = c->cap ? c->cap * 2 : 1024;
+		atlas_span *sp = realloc(c->sp, (size_t)cap * sizeof(*sp));
+		if (!sp) {
+			c->seen = false; /* its sections analyzed on their own */
+			return SQLITE_OK;
+		}
+		c->sp = sp;
+		c->cap = cap;
+	}
+	c->sp[c->count++] = (atlas_span){ start, end };
+	return SQLITE_OK;
+}
+
+static atlas_token_fn tap_begin(void *ctx, const char *text, int n)
+{
+	row_tap *t = ctx;
+	if (!t->armed)
+		return NULL;
+	for (int k = 0; k < NCOLS; k++) {
+		column_spans *c = &t->col[k];
+		if (c->text == text && c->n == n && !c->seen) {
+			c->seen = true;
+			c->count = c->next = 0;
+			t->cur = c;
+			return tap_token;
+		}
+	}
+	return NULL;
+}
+
+/* Starts a row: the texts its columns will be given. */
+static void tap_row(row_tap *t, const char *title, const char *headings, const char *description,
+		    const char *body, size_t nbody, size_t nheadings)
+{
+	const char *text[NCOLS] = { title, headings, description, body };
+	int n[NCOLS] = { (int)strlen(title), (int)nheadings, (int)strlen(description), (int)nbody };
+	for (int k = 0; k < NCOLS; k++) {
+		t->col[k].text = text[k];
+		t->col[k].n = n[k];
+		t->col[k].seen = false;
+		t->col[k].count = t->col[k].next = 0;
+	}
+}
+
+static void tap_free(row_tap *t)
+{
+	for (int k = 0; k < NCOLS; k++)
+		free(t->col[k].sp);
+}
+
+/* Appends to sw the spans of text[0..n) (base added to each), which column col holds at [at,
+ * at + n): those the tokenizer found there when it saw the column, else from analyzing the text.
+ * Returns 0 or an SQLite error code. */
+static int add_part(atlas_spans_writer *sw, atlas_analyzer *a, row_tap *t, int col, int at, const char *text,
+		    int n, int base)
+{
+	column_spans *c = col >= 0 ? &t->col[col] : NULL;
+	if (c && c->seen && at >= 0 && at + n <= c->n) {
+		int i = c->next;
+		while (i < c->count && c->sp[i].start < at)
+			i++;
+		int j = i;
+		while (j < c->count && c->sp[j].end <= at + n)
+			j++;
+		/* no token of the column across either end of the part */
+		if ((i == 0 || c->sp[i - 1].end <= at) && (j == c->count || c->sp[j].start >= at + n)) {
+			c->next = j;
+			return atlas_spans_add_known(sw, c->sp + i, j - i, base - at);
+		}
+	}
+	return atlas_spans_add(sw, a, text, n, base);
+}
+
+/* Where a page's sections are in its fts columns: section s's heading at heads_at[s] of the
+ * headings column (s > 0) and the body after its lead at body_at[s] of the body column, with its
+ * length body_n[s] there. */
+typedef struct section_places {
+	int *heads_at, *body_at, *body_n;
+	int cap;
+} section_places;
+
 /* Writes into out (reset first) the byte range of every token of section s of p, in the order of
  * the fts columns: its heading (the title for the lead section), then its body (for the lead
  * section: the description, then the rest). sw is scratch. Returns 0 or an error code with w->err
  * set. */
 static int section_spans(writer *w, atlas_analyzer *a, atlas_spans_writer *sw, strbuf *out,
-			 section_tokens *tk, const page *p, int s)
+			 section_tokens *tk, const page *p, int s, row_tap *t, const section_places *pl)
 {
 	const section *x = &p->secs[s];
 	size_t lead = s == 0 ? (p->lead_len <= x->body_len ? p->lead_len : x->body_len) : 0;
 	const char *body = x->body;
+	int nhead = (int)strlen(x->heading);
 	atlas_spans_part(sw);
-	int rc = atlas_spans_add(sw, a, x->heading, (int)strlen(x->heading), 0);
+	int rc = s == 0 ? add_part(sw, a, t, strcmp(x->heading, p->title) == 0 ? COL_TITLE : -1, 0, x->heading,
+				   nhead, 0)
+			: add_part(sw, a, t, COL_HEADINGS, pl->heads_at[s], x->heading, nhead, 0);
 	tk->heading = sw->count;
 	atlas_spans_part(sw);
-	if (!rc)
-		rc = atlas_spans_add(sw, a, body, (int)lead, 0);
+	if (!rc) {
+		bool same = lead == strlen(p->description) && memcmp(body, p->description, lead) == 0;
+		rc = add_part(sw, a, t, same ? COL_DESCRIPTION : -1, 0, body, (int)lead, 0);
+	}
 	tk->lead = sw->count;
-	if (!rc)
-		rc = atlas_spans_add(sw, a, body + lead, (int)(x->body_len - lead), (int)lead);
+	if (!rc) {
+		int n = (int)(x->body_len - lead);
+		rc = add_part(sw, a, t, pl->body_n[s] == n ? COL_BODY : -1, pl->body_at[s], body + lead, n, (int)lead);
+	}
 	tk->body = sw->count - tk->lead;
 	int frc = atlas_spans_finish(sw, out);
 	if (!rc)
@@ -206,12 +333,34 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 					 " VALUES(?,?,?,?,?)");
 	if (!rc)
 		rc = prepare(w, &dt, "INSERT OR IGNORE INTO doc_topics VALUES(?,?)");
+	row_tap tap = { { tap_begin, NULL }, false, { { 0 } }, NULL };
+	tap.tap.ctx = &tap;
+	section_places places = { NULL, NULL, NULL, 0 };
+	if (!rc)
+		rc = atlas_analyzer_set_tap(w->db, &tap.tap, w->err);
 	int sec_id = 1;
 	strbuf kw = STRBUF_INIT, heads = STRBUF_INIT, body = STRBUF_INIT, url = STRBUF_INIT, tj = STRBUF_INIT,
 	       spans = STRBUF_INIT;
 	atlas_spans_writer sw = ATLAS_SPANS_WRITER_INIT;
 	for (int id = 1; !rc && id <= c->npages; id++) {
 		const page *p = &c->pages[w->order[id - 1]];
+		if (p->nsecs > places.cap) {
+			int cap = p->nsecs * 2;
+			int *h = realloc(places.heads_at, (size_t)cap * sizeof(int));
+			if (h)
+				places.heads_at = h;
+			int *b = h ? realloc(places.body_at, (size_t)cap * sizeof(int)) : NULL;
+			if (b)
+				places.body_at = b;
+			int *n = b ? realloc(places.body_n, (size_t)cap * sizeof(int)) : NULL;
+			if (n)
+				places.body_n = n;
+			if (!n) {
+				rc = atlas_error_set(w->err, ATLAS_ENOMEM, "out of memory");
+				break;
+			}
+			places.cap = cap;
+		}
 		strbuf_reset(&kw);
 		strbuf_reset(&heads);
 		strbuf_reset(&body);
@@ -224,6 +373,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		/* appended, not printed: a printf of the body measured its length once more first */
 		for (int s = 0; s < p->nsecs; s++) {
 			const section *x = &p->secs[s];
+			places.heads_at[s] = (int)heads.len;
 			if (s) {
 				strbuf_puts(&heads, x->heading);
 				strbuf_putc(&heads, '\n');
@@ -231,7 +381,9 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 			const char *b = x->body;
 			if (s == 0)
 				b += p->lead_len <= x->body_len ? p->lead_len : x->body_len;
+			places.body_at[s] = (int)body.len;
 			strbuf_puts(&body, b);
+			places.body_n[s] = (int)body.len - places.body_at[s];
 			strbuf_putc(&body, '\n');
 		}
 		stats->pages[p->type]++;
@@ -252,10 +404,24 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		sqlite3_bind_int(doc, 14, sec_id + p->nsecs - 1);
 		sqlite3_bind_text(doc, 15, p->file, -1, SQLITE_STATIC);
 		rc = step_reset(w, doc, "insert document");
+		/* the full-text row first: its analysis gives the sections' spans */
+		if (!rc) {
+			tap_row(&tap, p->title, strbuf_str(&heads), p->description, strbuf_str(&body), body.len,
+				heads.len);
+			sqlite3_bind_int(fts, 1, id);
+			sqlite3_bind_text(fts, 2, p->title, -1, SQLITE_STATIC);
+			sqlite3_bind_text(fts, 3, strbuf_str(&kw), -1, SQLITE_STATIC);
+			sqlite3_bind_text(fts, 4, strbuf_str(&heads), -1, SQLITE_STATIC);
+			sqlite3_bind_text(fts, 5, p->description, -1, SQLITE_STATIC);
+			sqlite3_bind_text(fts, 6, strbuf_str(&body), -1, SQLITE_STATIC);
+			tap.armed = true;
+			rc = step_reset(w, fts, "insert into fts");
+			tap.armed = false;
+		}
 		for (int s = 0; !rc && s < p->nsecs; s++) {
 			const section *x = &p->secs[s];
 			section_tokens tk;
-			if ((rc = section_spans(w, a, &sw, &spans, &tk, p, s)))
+			if ((rc = section_spans(w, a, &sw, &spans, &tk, p, s, &tap, &places)))
 				break;
 			sqlite3_bind_int(sec, 1, sec_id++);
 			sqlite3_bind_int(sec, 2, id);
@@ -269,15 +435,6 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 			sqlite3_bind_int(sec, 10, tk.body);
 			sqlite3_bind_blob(sec, 11, spans.len ? strbuf_str(&spans) : "", (int)spans.len, SQLITE_STATIC);
 			rc = step_reset(w, sec, "insert section");
-		}
-		if (!rc) {
-			sqlite3_bind_int(fts, 1, id);
-			sqlite3_bind_text(fts, 2, p->title, -1, SQLITE_STATIC);
-			sqlite3_bind_text(fts, 3, strbuf_str(&kw), -1, SQLITE_STATIC);
-			sqlite3_bind_text(fts, 4, strbuf_str(&heads), -1, SQLITE_STATIC);
-			sqlite3_bind_text(fts, 5, p->description, -1, SQLITE_STATIC);
-			sqlite3_bind_text(fts, 6, strbuf_str(&body), -1, SQLITE_STATIC);
-			rc = step_reset(w, fts, "insert into fts");
 		}
 		if (!rc) {
 			sqlite3_bind_int(fields, 1, id);
@@ -294,6 +451,11 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		}
 		corpus_release_bodies(w->bodies, w->order[id - 1]);
 	}
+	atlas_analyzer_set_tap(w->db, NULL, NULL);
+	tap_free(&tap);
+	free(places.heads_at);
+	free(places.body_at);
+	free(places.body_n);
 	strbuf_free(&kw);
 	strbuf_free(&heads);
 	strbuf_free(&body);

@@ -76,6 +76,65 @@ static void expect_tokens(atlas_analyzer *a, int flags, const char *text, const 
 		printf("ok    tokens(%s, %#x) = %s\n", text, flags, out);
 }
 
+/* Token ranges as "start-end", space-separated (colocated ones skipped), into a 1024-byte buffer. */
+static int ranges(void *ctx, int tflags, const char *token, int ntoken, int start, int end)
+{
+	char *out = ctx;
+	size_t len = strlen(out);
+	(void)token;
+	(void)ntoken;
+	if (!(tflags & FTS5_TOKEN_COLOCATED))
+		snprintf(out + len, 1024 - len, "%s%d-%d", len ? " " : "", start, end);
+	return 0;
+}
+
+/* A tap that records the ranges of the one text it is given, and counts the texts offered. */
+typedef struct test_tap {
+	atlas_tap tap;
+	const char *want;   /* the text to record */
+	int offered;
+	char got[1024];
+} test_tap;
+
+static int test_tap_token(void *ctx, int tflags, const char *token, int ntoken, int start, int end)
+{
+	return ranges(((test_tap *)ctx)->got, tflags, token, ntoken, start, end);
+}
+
+static atlas_token_fn test_tap_begin(void *ctx, const char *text, int n)
+{
+	test_tap *t = ctx;
+	t->offered++;
+	return text == t->want && n == (int)strlen(t->want) ? test_tap_token : NULL;
+}
+
+/* Inserts text into table t with a tap set: the tap must see, for that text, every position's
+ * range exactly as aux mode (what snippets are cut by) gives them alone. */
+static void expect_tap(sqlite3 *db, atlas_analyzer *a, const char *text)
+{
+	test_tap t = { { test_tap_begin, NULL }, text, 0, "" };
+	t.tap.ctx = &t;
+	char want[1024] = "";
+	atlas_analyze(a, FTS5_TOKENIZE_AUX, text, (int)strlen(text), ranges, want);
+	atlas_error err = { 0, "" };
+	sqlite3_stmt *st = NULL;
+	int rc = atlas_analyzer_set_tap(db, &t.tap, &err);
+	if (!rc && sqlite3_prepare_v2(db, "INSERT INTO t(body) VALUES(?1)", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+		sqlite3_step(st);
+	}
+	sqlite3_finalize(st);
+	atlas_analyzer_set_tap(db, NULL, NULL);
+	int before = t.offered;
+	count(db, "\"tap\""); /* queries are never offered, nor anything once the tap is cleared */
+	checks++;
+	if (rc || t.offered != 1 || before != 1 || strcmp(t.got, want) != 0) {
+		failures++;
+		printf("FAIL  tap(%s): offered %d, ranges %s, want %s (%s)\n", text, t.offered, t.got, want, err.msg);
+	} else
+		printf("ok    tap(%s) = %s\n", text, t.got);
+}
+
 static void expect_stem(atlas_analyzer *a, const char *word, const char *want)
 {
 	char out[128];
@@ -175,6 +234,11 @@ int main(void)
 	expect_tokens(a, FTS5_TOKENIZE_DOCUMENT | ATLAS_ANALYZE_SURFACE, "Running shard_map",
 		      "run +running shard +shard_map map");
 	expect_tokens(a, FTS5_TOKENIZE_QUERY, "Running", "run");
+	/* a tap on the index's analysis sees every position's range as aux mode finds them: ASCII
+	 * (the fast splitters), identifiers and humps, and text only unicode61 splits */
+	expect_tap(db, a, "Call shard_map, then torch.compile the RLCluster's PJRT_Client_Create (v2).");
+	expect_tap(db, a, "A café near the naïve résumé — ▸ x² 東京 ok");
+	expect_tap(db, a, "");
 	expect_stem(a, "running", "run");
 	expect_stem(a, "consistency", "consist");
 	expect_stem(a, "caching", "cach");

@@ -540,7 +540,12 @@ static void keep_sorted(out_ctx *o, vocab_row **rows, int *n, const strmap *m, c
 	free(sorted);
 }
 
-static void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer *a)
+typedef struct ppr_job ppr_job;
+static void ppr_start(ppr_job *j);
+
+/* The more-like-this candidates; once every page is read (its text no longer needed), starts the
+ * graph candidates of job on a thread of their own. */
+static void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer *a, ppr_job *job)
 {
 	int n = c->npages;
 	vec_ctx v;
@@ -576,6 +581,7 @@ static void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer
 	}
 	if (v.oom)
 		goto out;
+	ppr_start(job);
 	keep_sorted(o, &o->vocab, &o->nvocab, &v.vocab, v.vdf, v.vcf, "the vocabulary");
 	keep_sorted(o, &o->stems, &o->nstems, &v.terms, v.df, NULL, "the stems");
 	/* pass 2: tf-idf, normalized, truncated to the strongest MLT_TERMS terms, each page's raw
@@ -838,8 +844,49 @@ static ppr_node *ppr_flatten(const graph *g, edge **edges)
 	return nodes;
 }
 
-static void ppr_signals(out_ctx *o, const corpus *c, const int *id_of)
+/* The graph candidates, computed apart from the other signals (on a thread of their own: they read
+ * only the links, prerequisites and guides) and written with them afterwards, in the same order. */
+struct ppr_job {
+	const corpus *c;
+	pthread_t thread;
+	bool running;
+	int *src, *dst;  /* rows, as page indexes, in the order made */
+	float *w;
+	int n, cap;
+	int rc;          /* ATLAS_ENOMEM when memory ran out */
+};
+
+/* Appends one row; on failure sets j->rc. */
+static void ppr_row(ppr_job *j, int src, int dst, float w)
 {
+	if (j->rc)
+		return;
+	if (j->n == j->cap) {
+		int cap = j->cap ? j->cap * 2 : 65536;
+		int *s = realloc(j->src, (size_t)cap * sizeof(int));
+		if (s)
+			j->src = s;
+		int *d = s ? realloc(j->dst, (size_t)cap * sizeof(int)) : NULL;
+		if (d)
+			j->dst = d;
+		float *w2 = d ? realloc(j->w, (size_t)cap * sizeof(float)) : NULL;
+		if (w2)
+			j->w = w2;
+		if (!w2) {
+			j->rc = ATLAS_ENOMEM;
+			return;
+		}
+		j->cap = cap;
+	}
+	j->src[j->n] = src;
+	j->dst[j->n] = dst;
+	j->w[j->n] = w;
+	j->n++;
+}
+
+static void ppr_compute(ppr_job *j)
+{
+	const corpus *c = j->c;
 	int n = c->npages;
 	graph g = { calloc((size_t)n, sizeof(edge *)), calloc((size_t)n, sizeof(int)),
 		    calloc((size_t)n, sizeof(int)), calloc((size_t)n, sizeof(float)), n };
@@ -885,7 +932,7 @@ static void ppr_signals(out_ctx *o, const corpus *c, const int *id_of)
 		free(g.adj[i]);
 		g.adj[i] = NULL;
 	}
-	for (int src = 0; src < n && !o->rc; src++) {
+	for (int src = 0; src < n && !j->rc; src++) {
 		if (c->pages[src].type == PAGE_SITE || nodes[src].deg == 0)
 			continue;
 		int head = 0, tail = 0, nt = 0;
@@ -929,7 +976,7 @@ static void ppr_signals(out_ctx *o, const corpus *c, const int *id_of)
 		}
 		atlas_best_first(top, (size_t)nk, GRAPH_MAX, sizeof(scored), cmp_scored_ctx, NULL);
 		for (int k = 0; k < nk && k < GRAPH_MAX; k++)
-			emit(o, id_of[src], id_of[top[k].doc], SIG_GRAPH, top[k].score / top[0].score, "");
+			ppr_row(j, src, top[k].doc, top[k].score / top[0].score);
 		for (int k = 0; k < nt; k++) {
 			ppr_node *y = &nodes[touched[k]];
 			y->p = y->r = 0;
@@ -938,8 +985,7 @@ static void ppr_signals(out_ctx *o, const corpus *c, const int *id_of)
 	}
 	goto out;
 out_of_memory:
-	if (!o->rc)
-		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory computing the page graph");
+	j->rc = ATLAS_ENOMEM;
 out:
 	for (int i = 0; g.adj && i < n; i++)
 		free(g.adj[i]);
@@ -952,6 +998,55 @@ out:
 	free(queue);
 	free(touched);
 	free(top);
+}
+
+static void *ppr_run(void *arg)
+{
+	ppr_compute(arg);
+	return NULL;
+}
+
+/* Starts the graph candidates on a thread of their own, or, when no thread can be started, leaves
+ * them to ppr_finish. */
+static void ppr_start(ppr_job *j)
+{
+	if (!j->running && !j->n && !j->rc)
+		j->running = pthread_create(&j->thread, NULL, ppr_run, j) == 0;
+}
+
+/* Waits for the thread computing the graph candidates, if one was started. */
+static void ppr_join(ppr_job *j)
+{
+	if (j->running) {
+		pthread_join(j->thread, NULL);
+		j->running = false;
+	}
+}
+
+/* The graph candidates, computed (here when no thread did) and written. Sets o->rc on failure. */
+static void ppr_signals(out_ctx *o, ppr_job *j, const int *id_of)
+{
+	bool started = j->running;
+	ppr_join(j);
+	if (!started && !j->rc)
+		ppr_compute(j);
+	if (j->rc) {
+		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory computing the page graph");
+		return;
+	}
+	for (int k = 0; k < j->n && !o->rc; k++)
+		emit(o, id_of[j->src[k]], id_of[j->dst[k]], SIG_GRAPH, j->w[k], "");
+}
+
+static void ppr_free(ppr_job *j)
+{
+	ppr_join(j);
+	free(j->src);
+	free(j->dst);
+	free(j->w);
+	j->src = j->dst = NULL;
+	j->w = NULL;
+	j->n = j->cap = 0;
 }
 
 /**************************************************************************************************
@@ -967,6 +1062,7 @@ struct signals {
 	char *rows_path;          /* the file the rows are written to */
 	atlas_error err;
 	out_ctx o;
+	ppr_job ppr;
 };
 
 /* Creates the rows file: the index's tables for the signals (atlas_schema_signals_sql) and
@@ -1057,9 +1153,10 @@ static void *run(void *arg)
 	if (!o->rc)
 		topic_signals(o, s->c, s->id_of);
 	if (!o->rc)
-		text_signals(o, s->c, s->id_of, s->a);
+		text_signals(o, s->c, s->id_of, s->a, &s->ppr);
 	if (!o->rc)
-		ppr_signals(o, s->c, s->id_of);
+		ppr_signals(o, &s->ppr, s->id_of);
+	ppr_free(&s->ppr);
 	if (!o->rc)
 		rows_finish(o);
 	rows_close(o);
@@ -1082,6 +1179,7 @@ int signals_start(signals **out, sqlite3 *db, corpus *c, const int *id_of, const
 	s->id_of = id_of;
 	s->o.err = &s->err;
 	s->o.path = s->rows_path;
+	s->ppr.c = c;
 	int rc = atlas_analyzer_new(&s->a, db, err);
 	if (rc)
 		goto fail_free;

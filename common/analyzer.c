@@ -24,7 +24,12 @@ typedef struct raw_token {
 	int len;
 	int start; /* byte range in the analyzed text */
 	int end;
+	int shape; /* SHAPE_*: what the splitter already knows of its source bytes */
 } raw_token;
+
+/* A token from unicode61, whose bytes split_camel looks at; one from the ASCII splitter: letters
+ * and digits only, with no capital after the first byte, or with one (a camelCase candidate). */
+enum { SHAPE_UNKNOWN, SHAPE_ASCII_FLAT, SHAPE_ASCII_CAMEL };
 
 /* One identifier part: a unicode61 token, or a camelCase hump of one. */
 typedef struct part {
@@ -213,10 +218,9 @@ static int stem_uncached(atlas_analyzer *a, const char *word, int n, char *out, 
 ** Splitting: unicode61 tokens, grouped into identifiers, split at camelCase humps.
 */
 
-static int collect_token(void *ctx, int tflags, const char *tok, int ntok, int start, int end)
+/* Appends one raw token. Returns SQLITE_OK or SQLITE_NOMEM. */
+static int push_token(atlas_analyzer *a, const char *tok, int ntok, int start, int end, int shape)
 {
-	atlas_analyzer *a = ctx;
-	(void)tflags;
 	if (a->ntoks == a->captoks) {
 		int cap = a->captoks ? a->captoks * 2 : 256;
 		raw_token *t = realloc(a->toks, (size_t)cap * sizeof(*t));
@@ -236,9 +240,16 @@ static int collect_token(void *ctx, int tflags, const char *tok, int ntok, int s
 		a->caparena = cap;
 	}
 	memcpy(a->arena + a->narena, tok, (size_t)ntok);
-	a->toks[a->ntoks++] = (raw_token){ a->narena, ntok, start, end };
+	a->toks[a->ntoks++] = (raw_token){ a->narena, ntok, start, end, shape };
 	a->narena += ntok;
 	return SQLITE_OK;
+}
+
+/* unicode61's token callback. */
+static int collect_token(void *ctx, int tflags, const char *tok, int ntok, int start, int end)
+{
+	(void)tflags;
+	return push_token(ctx, tok, ntok, start, end, SHAPE_UNKNOWN);
 }
 
 /* True when the bytes between two tokens join them into one identifier: one or two of _ . - / : */
@@ -273,12 +284,14 @@ static int split_camel(atlas_analyzer *a, const char *text, int t, int *np)
 	const raw_token *rt = &a->toks[t];
 	const char *s = text + rt->start;
 	int n = rt->end - rt->start;
-	int ascii = (n == rt->len);
-	for (int i = 0; ascii && i < n; i++)
+	int from = 0;
+	if (rt->shape == SHAPE_ASCII_FLAT)
+		return push_part(a, np, (part){ t, 0, rt->len, rt->start, rt->end });
+	int ascii = rt->shape == SHAPE_ASCII_CAMEL || n == rt->len;
+	for (int i = 0; rt->shape == SHAPE_UNKNOWN && ascii && i < n; i++)
 		if ((unsigned char)s[i] >= 0x80 || !isalnum((unsigned char)s[i]))
 			ascii = 0;
-	int from = 0;
-	int upper_inside = 0;
+	int upper_inside = rt->shape == SHAPE_ASCII_CAMEL;
 	for (int i = 1; ascii && i < n && !upper_inside; i++)
 		upper_inside = s[i] >= 'A' && s[i] <= 'Z';
 	if (ascii && upper_inside) {
@@ -424,11 +437,13 @@ static int fast_split(atlas_analyzer *a, const char *text, int n)
 			i++;
 			continue;
 		}
-		int start = i, len = 0;
+		int start = i, len = 0, upper_inside = 0;
 		while (i < n && s[i] < 0x80 &&
 		       ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9'))) {
+			int up = s[i] >= 'A' && s[i] <= 'Z';
+			upper_inside |= up && i > start;
 			if (len < (int)sizeof(buf))
-				buf[len++] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
+				buf[len++] = (char)(up ? s[i] + 32 : s[i]);
 			i++;
 		}
 		if (i < n && s[i] >= 0x80) {
@@ -444,7 +459,7 @@ static int fast_split(atlas_analyzer *a, const char *text, int n)
 		}
 		if (i - start > (int)sizeof(buf))
 			return 1; /* unicode61 has its own rules for very long tokens */
-		int rc = collect_token(a, 0, buf, len, start, i);
+		int rc = push_token(a, buf, len, start, i, upper_inside ? SHAPE_ASCII_CAMEL : SHAPE_ASCII_FLAT);
 		if (rc != SQLITE_OK)
 			return rc;
 	}

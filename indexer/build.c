@@ -252,8 +252,8 @@ static void tap_free(row_tap *t)
 /* Appends to sw the spans of text[0..n) (base added to each), which column col holds at [at,
  * at + n): those the tokenizer found there when it saw the column, else from analyzing the text.
  * Returns 0 or an SQLite error code. */
-static int add_part(atlas_spans_writer *sw, atlas_analyzer *a, row_tap *t, int col, int at, const char *text,
-		    int n, int base)
+static int add_part(atlas_spans_writer *sw, atlas_analyzer *a, row_tap *t, int col, int at,
+		    const char *text, int n, int base)
 {
 	column_spans *c = col >= 0 ? &t->col[col] : NULL;
 	if (c && c->seen && at >= 0 && at + n <= c->n) {
@@ -264,7 +264,8 @@ static int add_part(atlas_spans_writer *sw, atlas_analyzer *a, row_tap *t, int c
 		while (j < c->count && c->sp[j].end <= at + n)
 			j++;
 		/* no token of the column across either end of the part */
-		if ((i == 0 || c->sp[i - 1].end <= at) && (j == c->count || c->sp[j].start >= at + n)) {
+		if ((i == 0 || c->sp[i - 1].end <= at) &&
+		    (j == c->count || c->sp[j].start >= at + n)) {
 			c->next = j;
 			return atlas_spans_add_known(sw, c->sp + i, j - i, base - at);
 		}
@@ -285,26 +286,32 @@ typedef struct section_places {
  * section: the description, then the rest). sw is scratch. Returns 0 or an error code with w->err
  * set. */
 static int section_spans(writer *w, atlas_analyzer *a, atlas_spans_writer *sw, strbuf *out,
-			 section_tokens *tk, const page *p, int s, row_tap *t, const section_places *pl)
+			 section_tokens *tk, const page *p, int s, row_tap *t,
+			 const section_places *pl)
 {
 	const section *x = &p->secs[s];
 	size_t lead = s == 0 ? (p->lead_len <= x->body_len ? p->lead_len : x->body_len) : 0;
 	const char *body = x->body;
 	int nhead = (int)strlen(x->heading);
 	atlas_spans_part(sw);
-	int rc = s == 0 ? add_part(sw, a, t, strcmp(x->heading, p->title) == 0 ? COL_TITLE : -1, 0, x->heading,
-				   nhead, 0)
-			: add_part(sw, a, t, COL_HEADINGS, pl->heads_at[s], x->heading, nhead, 0);
+	int rc;
+	if (s == 0)
+		rc = add_part(sw, a, t, strcmp(x->heading, p->title) == 0 ? COL_TITLE : -1, 0,
+			      x->heading, nhead, 0);
+	else
+		rc = add_part(sw, a, t, COL_HEADINGS, pl->heads_at[s], x->heading, nhead, 0);
 	tk->heading = sw->count;
 	atlas_spans_part(sw);
 	if (!rc) {
-		bool same = lead == strlen(p->description) && memcmp(body, p->description, lead) == 0;
+		bool same = lead == strlen(p->description) &&
+			    memcmp(body, p->description, lead) == 0;
 		rc = add_part(sw, a, t, same ? COL_DESCRIPTION : -1, 0, body, (int)lead, 0);
 	}
 	tk->lead = sw->count;
 	if (!rc) {
 		int n = (int)(x->body_len - lead);
-		rc = add_part(sw, a, t, pl->body_n[s] == n ? COL_BODY : -1, pl->body_at[s], body + lead, n, (int)lead);
+		int col = pl->body_n[s] == n ? COL_BODY : -1;
+		rc = add_part(sw, a, t, col, pl->body_at[s], body + lead, n, (int)lead);
 	}
 	tk->body = sw->count - tk->lead;
 	int frc = atlas_spans_finish(sw, out);
@@ -406,8 +413,8 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		rc = step_reset(w, doc, "insert document");
 		/* the full-text row first: its analysis gives the sections' spans */
 		if (!rc) {
-			tap_row(&tap, p->title, strbuf_str(&heads), p->description, strbuf_str(&body), body.len,
-				heads.len);
+			tap_row(&tap, p->title, strbuf_str(&heads), p->description,
+				strbuf_str(&body), body.len, heads.len);
 			sqlite3_bind_int(fts, 1, id);
 			sqlite3_bind_text(fts, 2, p->title, -1, SQLITE_STATIC);
 			sqlite3_bind_text(fts, 3, strbuf_str(&kw), -1, SQLITE_STATIC);
@@ -754,7 +761,8 @@ int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_mem
 	for (int i = 0; i < c->npages; i++)
 		w.id_of[w.order[i]] = i + 1;
 
-	if (sqlite3_open_v2(tmp, &w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+	if (sqlite3_open_v2(tmp, &w.db, flags, NULL) != SQLITE_OK) {
 		rc = atlas_error_set(err, ATLAS_EIO, "%s: cannot create: %s", tmp,
 				     w.db ? sqlite3_errmsg(w.db) : "out of memory");
 		goto out_close;

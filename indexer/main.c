@@ -1,6 +1,7 @@
 /* main.c - atlas-index: validates a corpus and builds atlas.db from it, atomically. */
 #include <errno.h>
 #include <getopt.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,10 @@ int main(int argc, char **argv)
 	 * words of 1,000 generated explainers missed it, and Snowball stemming them was an eighth of
 	 * the build's instructions */
 	atlas_analyzer_set_stem_cache(32768);
+	/* no allocation statistics: SQLite otherwise takes one process-wide mutex on every
+	 * allocation and free to count them, and the full-text and read-next threads both allocate
+	 * all the time */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	const char *dir = NULL, *out = NULL;
 	int check = 0, strict = 0, quiet = 0, fts_memory = BUILD_FTS_MEMORY_MIB;
 	static const struct option opts[] = {

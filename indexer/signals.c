@@ -972,7 +972,8 @@ static void ppr_compute(ppr_job *j)
 		for (int k = 0; k < nt; k++) {
 			int d = touched[k];
 			if (d != src && nodes[d].p > 0 && c->pages[d].type != PAGE_SITE)
-				top[nk++] = (scored){ d, (float)nodes[d].p, { -1, -1, -1 }, { 0, 0, 0 } };
+				top[nk++] = (scored){ d, (float)nodes[d].p, { -1, -1, -1 },
+						      { 0, 0, 0 } };
 		}
 		atlas_best_first(top, (size_t)nk, GRAPH_MAX, sizeof(scored), cmp_scored_ctx, NULL);
 		for (int k = 0; k < nk && k < GRAPH_MAX; k++)
@@ -1031,7 +1032,8 @@ static void ppr_signals(out_ctx *o, ppr_job *j, const int *id_of)
 	if (!started && !j->rc)
 		ppr_compute(j);
 	if (j->rc) {
-		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory computing the page graph");
+		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM,
+					"out of memory computing the page graph");
 		return;
 	}
 	for (int k = 0; k < j->n && !o->rc; k++)
@@ -1069,7 +1071,8 @@ struct signals {
  * "computed", where emit appends. Returns 0 or o->rc, set. */
 static int rows_open(out_ctx *o)
 {
-	if (sqlite3_open_v2(o->path, &o->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+	if (sqlite3_open_v2(o->path, &o->db, flags, NULL) != SQLITE_OK) {
 		o->rc = atlas_error_set(o->err, ATLAS_EIO, "%s: cannot create: %s", o->path,
 					o->db ? sqlite3_errmsg(o->db) : "out of memory");
 		return o->rc;

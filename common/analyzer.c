@@ -459,7 +459,8 @@ static int fast_split(atlas_analyzer *a, const char *text, int n)
 		}
 		if (i - start > (int)sizeof(buf))
 			return 1; /* unicode61 has its own rules for very long tokens */
-		int rc = push_token(a, buf, len, start, i, upper_inside ? SHAPE_ASCII_CAMEL : SHAPE_ASCII_FLAT);
+		int rc = push_token(a, buf, len, start, i,
+				    upper_inside ? SHAPE_ASCII_CAMEL : SHAPE_ASCII_FLAT);
 		if (rc != SQLITE_OK)
 			return rc;
 	}

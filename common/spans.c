@@ -72,7 +72,8 @@ static int put_span(atlas_spans_writer *w, int s, int e)
 		w->checks[w->nchecks++] = w->prev_end;
 	}
 	int gap = s - w->prev_end;
-	unsigned v[2] = { gap >= 0 ? (unsigned)gap << 1 : ((unsigned)(-gap) << 1) - 1, (unsigned)(e - s) };
+	unsigned zz = gap >= 0 ? (unsigned)gap << 1 : ((unsigned)(-gap) << 1) - 1;
+	unsigned v[2] = { zz, (unsigned)(e - s) };
 	/* two varints of at most 5 bytes each, written in place */
 	if (strbuf_reserve(&w->stream, 10))
 		return w->rc = SQLITE_NOMEM;

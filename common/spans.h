@@ -40,7 +40,8 @@ void atlas_spans_part(atlas_spans_writer *w);
 int atlas_spans_add(atlas_spans_writer *w, atlas_analyzer *a, const char *text, int n, int base);
 
 /* Appends count spans already known (what the analyzer's document mode gave for the positions of
- * the text, as atlas_spans_add would find them), each shifted by base. Returns 0 or SQLITE_NOMEM. */
+ * the text, as atlas_spans_add would find them), each shifted by base. Returns 0 or
+ * SQLITE_NOMEM. */
 int atlas_spans_add_known(atlas_spans_writer *w, const atlas_span *sp, int count, int base);
 
 /* Writes the packed list into out (reset first): the checkpoint count, the checkpoints, the

@@ -76,7 +76,8 @@ static void expect_tokens(atlas_analyzer *a, int flags, const char *text, const 
 		printf("ok    tokens(%s, %#x) = %s\n", text, flags, out);
 }
 
-/* Token ranges as "start-end", space-separated (colocated ones skipped), into a 1024-byte buffer. */
+/* Token ranges as "start-end", space-separated (colocated ones skipped), into a 1024-byte
+ * buffer. */
 static int ranges(void *ctx, int tflags, const char *token, int ntoken, int start, int end)
 {
 	char *out = ctx;
@@ -119,7 +120,8 @@ static void expect_tap(sqlite3 *db, atlas_analyzer *a, const char *text)
 	atlas_error err = { 0, "" };
 	sqlite3_stmt *st = NULL;
 	int rc = atlas_analyzer_set_tap(db, &t.tap, &err);
-	if (!rc && sqlite3_prepare_v2(db, "INSERT INTO t(body) VALUES(?1)", -1, &st, NULL) == SQLITE_OK) {
+	if (!rc &&
+	    sqlite3_prepare_v2(db, "INSERT INTO t(body) VALUES(?1)", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
 		sqlite3_step(st);
 	}
@@ -130,7 +132,8 @@ static void expect_tap(sqlite3 *db, atlas_analyzer *a, const char *text)
 	checks++;
 	if (rc || t.offered != 1 || before != 1 || strcmp(t.got, want) != 0) {
 		failures++;
-		printf("FAIL  tap(%s): offered %d, ranges %s, want %s (%s)\n", text, t.offered, t.got, want, err.msg);
+		printf("FAIL  tap(%s): offered %d, ranges %s, want %s (%s)\n", text, t.offered,
+		       t.got, want, err.msg);
 	} else
 		printf("ok    tap(%s) = %s\n", text, t.got);
 }
@@ -236,7 +239,8 @@ int main(void)
 	expect_tokens(a, FTS5_TOKENIZE_QUERY, "Running", "run");
 	/* a tap on the index's analysis sees every position's range as aux mode finds them: ASCII
 	 * (the fast splitters), identifiers and humps, and text only unicode61 splits */
-	expect_tap(db, a, "Call shard_map, then torch.compile the RLCluster's PJRT_Client_Create (v2).");
+	expect_tap(db, a,
+		   "Call shard_map, then torch.compile the RLCluster's PJRT_Client_Create (v2).");
 	expect_tap(db, a, "A café near the naïve résumé — ▸ x² 東京 ok");
 	expect_tap(db, a, "");
 	expect_stem(a, "running", "run");

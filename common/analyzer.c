@@ -410,6 +410,19 @@ static int known_separator(unsigned cp)
 	       (cp >= 0x2190 && cp <= 0x22FF) || (cp >= 0x2500 && cp <= 0x25FF);
 }
 
+/* The ASCII splitter's byte classes: 0 a separator, 1 a lowercase letter or a digit, 2 a capital,
+ * 3 not ASCII. */
+static const unsigned char ascii_class[256] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0,
+	0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0,
+	0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0,
+	3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+	3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+	3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+	3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+};
+
 /* Splits text the way unicode61 does (ASCII letters and digits are token characters, folded to
  * lowercase) without calling it, for text that is ASCII apart from known separators. Returns 0,
  * 1 when the text holds a character only unicode61 can classify, or SQLITE_NOMEM. */
@@ -432,21 +445,21 @@ static int fast_split(atlas_analyzer *a, const char *text, int n)
 			i += len;
 			continue;
 		}
-		int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-		if (!alnum) {
+		int cls = ascii_class[c];
+		if (cls == 0) {
 			i++;
 			continue;
 		}
+		/* a run of letters and digits, folded; a capital after its first byte may be a hump */
 		int start = i, len = 0, upper_inside = 0;
-		while (i < n && s[i] < 0x80 &&
-		       ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9'))) {
-			int up = s[i] >= 'A' && s[i] <= 'Z';
-			upper_inside |= up && i > start;
+		do {
+			int up = cls == 2;
+			upper_inside |= up & (i > start);
 			if (len < (int)sizeof(buf))
-				buf[len++] = (char)(up ? s[i] + 32 : s[i]);
+				buf[len++] = (char)(s[i] | (up << 5));
 			i++;
-		}
-		if (i < n && s[i] >= 0x80) {
+		} while (i < n && (unsigned)((cls = ascii_class[s[i]]) - 1) <= 1u);
+		if (i < n && cls == 3) {
 			/* a letter run touching a non-ASCII character: is that character a separator? */
 			int len2 = (s[i] & 0xE0) == 0xC0 ? 2 : (s[i] & 0xF0) == 0xE0 ? 3 : (s[i] & 0xF8) == 0xF0 ? 4 : 0;
 			if (!len2 || i + len2 > n)

@@ -92,50 +92,26 @@ static void check_html_escaper(void)
 	strbuf_free(&sb);
 }
 
+/* Writes a random string of at most 99 bytes at a random offset below 16 of in (sets *at) and
+ * returns its length: each byte a lowercase letter with probability letters/16, else a byte of
+ * pool[0..npool). The same seed gives the same strings. */
+static size_t random_text(unsigned long long *seed, char *in, size_t *at, const char *pool,
+			  size_t npool, unsigned letters)
+{
+	*seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+	size_t n = (size_t)(*seed >> 33) % 100;
+	*at = (size_t)(*seed >> 20) % 16;
+	for (size_t i = 0; i < n; i++) {
+		*seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		in[*at + i] = (*seed >> 60) < letters ? (char)('a' + (*seed >> 40) % 26)
+							: pool[(*seed >> 33) % npool];
+	}
+	return n;
+}
+
 /* The escaper against a byte-at-a-time one, over 20,000 strings of 0 to 99 bytes from a few
  * letters, the bytes it changes and bytes of UTF-8, at every alignment: the scan that skips ahead
  * sixteen bytes at a time must stop at exactly the bytes a byte-wise scan stops at. */
-/* The UTF-8 validator (ASCII skipped a word at a time) against a scan a sequence at a time, over
- * 20,000 random strings at every alignment: mostly ASCII, with valid and broken sequences. */
-static void check_utf8_random(void)
-{
-	static const char pool[] = "ab \x7f\xc3\xa9\xe2\x80\xa6\xf0\x9f\x98\x80"
-				   "\x80\xc3\xe2\x80\xed\xa0\x80\xff";
-	char in[128 + 16];
-	unsigned long long seed = 7;
-	int bad = 0;
-	for (int t = 0; t < 20000 && !bad; t++) {
-		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-		size_t n = (size_t)(seed >> 33) % 100, at = (size_t)(seed >> 20) % 16;
-		for (size_t i = 0; i < n; i++) {
-			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-			in[at + i] = (seed >> 60) < 14 ? (char)('a' + (seed >> 40) % 26)
-						       : pool[(seed >> 33) % (sizeof(pool) - 1)];
-		}
-		const unsigned char *u = (const unsigned char *)in + at;
-		long want = -1;
-		for (size_t i = 0; i < n;) {
-			size_t len = atlas_utf8_len(u + i, n - i);
-			if (!len) {
-				want = (long)i;
-				break;
-			}
-			i += len;
-		}
-		long got = atlas_utf8_invalid_at(in + at, n);
-		if (got != want) {
-			bad = 1;
-			printf("FAIL  UTF-8 validator: %zu bytes at offset %zu: invalid at %ld, want %ld\n", n, at,
-			       got, want);
-		}
-	}
-	checks++;
-	if (bad)
-		failures++;
-	else
-		printf("ok    UTF-8 validator agrees with the sequence-at-a-time scan on 20000 strings\n");
-}
-
 static void check_html_escaper_random(void)
 {
 	static const char pool[] = "ab &<>\"'\\\t\n\x01\x1f\x7f\x80\xc3\xa9\xe2\x80\xa6xyz ";
@@ -143,14 +119,7 @@ static void check_html_escaper_random(void)
 	unsigned long long seed = 42;
 	int bad = 0;
 	for (int t = 0; t < 20000 && !bad; t++) {
-		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-		size_t n = (size_t)(seed >> 33) % 100, at = (size_t)(seed >> 20) % 16;
-		for (size_t i = 0; i < n; i++) {
-			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-			/* mostly letters, as prose is */
-			in[at + i] = (seed >> 60) < 12 ? (char)('a' + (seed >> 40) % 26)
-						       : pool[(seed >> 33) % (sizeof(pool) - 1)];
-		}
+		size_t at, n = random_text(&seed, in, &at, pool, sizeof(pool) - 1, 12); /* mostly letters */
 		strbuf got = STRBUF_INIT, want = STRBUF_INIT;
 		strbuf_append(&got, "", 0);
 		strbuf_append_html(&got, in + at, n);
@@ -179,6 +148,41 @@ static void check_html_escaper_random(void)
 		failures++;
 	else
 		printf("ok    HTML escaper: 20,000 strings as a byte-wise escaper writes them\n");
+}
+
+/* The UTF-8 validator (ASCII skipped a word at a time) against a scan a sequence at a time, over
+ * 20,000 random strings at every alignment: mostly ASCII, with valid and broken sequences. */
+static void check_utf8_random(void)
+{
+	static const char pool[] = "ab \x7f\xc3\xa9\xe2\x80\xa6\xf0\x9f\x98\x80"
+				   "\x80\xc3\xe2\x80\xed\xa0\x80\xff";
+	char in[128 + 16];
+	unsigned long long seed = 7;
+	int bad = 0;
+	for (int t = 0; t < 20000 && !bad; t++) {
+		size_t at, n = random_text(&seed, in, &at, pool, sizeof(pool) - 1, 14);
+		const unsigned char *u = (const unsigned char *)in + at;
+		long want = -1;
+		for (size_t i = 0; i < n;) {
+			size_t len = atlas_utf8_len(u + i, n - i);
+			if (!len) {
+				want = (long)i;
+				break;
+			}
+			i += len;
+		}
+		long got = atlas_utf8_invalid_at(in + at, n);
+		if (got != want) {
+			bad = 1;
+			printf("FAIL  UTF-8 validator: %zu bytes at offset %zu: invalid at %ld, want %ld\n", n, at,
+			       got, want);
+		}
+	}
+	checks++;
+	if (bad)
+		failures++;
+	else
+		printf("ok    UTF-8 validator agrees with the sequence-at-a-time scan on 20000 strings\n");
 }
 
 /* A snippet of text with a backslash and quotes: the response is valid JSON, and the reader sees

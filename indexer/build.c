@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "analyzer.h"
+#include "compress.h"
 #include "schema.h"
 #include "signals.h"
 #include "spans.h"
@@ -85,6 +86,7 @@ typedef struct writer {
 	signals *signals; /* the read-next computation running beside the indexing */
 	corpus *bodies;   /* the corpus whose section bodies are released as they are indexed */
 	long long fts_hash_bytes; /* FTS5's in-memory hash of pending terms, flushed to a segment when full */
+	atlas_compressor *body_z;  /* the sections' bodies, against the corpus's dictionary */
 } writer;
 
 static int sql_fail(writer *w, const char *what)
@@ -323,6 +325,67 @@ static int section_spans(writer *w, atlas_analyzer *a, atlas_spans_writer *sw, s
 	return 0;
 }
 
+/**************************************************************************************************
+** The text dictionary.
+**
+** Section bodies are stored compressed (common/compress.h) against a dictionary trained on a
+** sample of this corpus's own: every stride-th section, for about DICT_SAMPLE_BYTES in all.
+*/
+
+#define DICT_SAMPLE_BYTES (2 << 20)
+
+static int write_dictionaries(writer *w, const corpus *c, build_stats *stats)
+{
+	(void)stats;
+	size_t total = 0, nsecs = 0;
+	for (int i = 0; i < c->npages; i++) {
+		for (int s = 0; s < c->pages[i].nsecs; s++)
+			total += c->pages[i].secs[s].body_len;
+		nsecs += (size_t)c->pages[i].nsecs;
+	}
+	size_t stride = total > DICT_SAMPLE_BYTES ? total / DICT_SAMPLE_BYTES + 1 : 1;
+	size_t cap = nsecs / stride + 1, n = 0, k = 0;
+	strbuf samples = STRBUF_INIT;
+	size_t *sizes = malloc(cap * sizeof(size_t));
+	int rc = 0;
+	if (!sizes)
+		goto fail_nomem;
+	for (int i = 0; i < c->npages; i++) {
+		const page *p = &c->pages[w->order[i]];
+		for (int s = 0; s < p->nsecs; s++, k++) {
+			if (k % stride || n == cap)
+				continue;
+			if (strbuf_append(&samples, p->secs[s].body, p->secs[s].body_len))
+				goto fail_nomem;
+			sizes[n++] = p->secs[s].body_len;
+		}
+	}
+	rc = atlas_compressor_new(&w->body_z, samples.buf, sizes, n, w->err);
+	size_t ndict;
+	const void *dict = rc ? NULL : atlas_compressor_dict(w->body_z, &ndict);
+	if (dict) {
+		sqlite3_stmt *st = NULL;
+		rc = prepare(w, &st, "INSERT INTO dictionaries VALUES('section_body', ?)");
+		if (!rc) {
+			sqlite3_bind_blob(st, 1, dict, (int)ndict, SQLITE_STATIC);
+			rc = step_reset(w, st, "insert dictionary");
+		}
+		sqlite3_finalize(st);
+	}
+	free(sizes);
+	strbuf_free(&samples);
+	return rc;
+
+fail_nomem:
+	free(sizes);
+	strbuf_free(&samples);
+	return atlas_error_set(w->err, ATLAS_ENOMEM, "out of memory");
+}
+
+/**************************************************************************************************
+** Documents, sections and the full-text indexes.
+*/
+
 static int write_docs(writer *w, const corpus *c, build_stats *stats)
 {
 	sqlite3_stmt *doc = NULL, *sec = NULL, *fts = NULL, *fields = NULL, *dt = NULL;
@@ -347,7 +410,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		rc = atlas_analyzer_set_tap(w->db, &tap.tap, w->err);
 	int sec_id = 1;
 	strbuf kw = STRBUF_INIT, heads = STRBUF_INIT, body = STRBUF_INIT, url = STRBUF_INIT, tj = STRBUF_INIT,
-	       spans = STRBUF_INIT;
+	       spans = STRBUF_INIT, zbody = STRBUF_INIT;
 	atlas_spans_writer sw = ATLAS_SPANS_WRITER_INIT;
 	for (int id = 1; !rc && id <= c->npages; id++) {
 		const page *p = &c->pages[w->order[id - 1]];
@@ -430,13 +493,17 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 			section_tokens tk;
 			if ((rc = section_spans(w, a, &sw, &spans, &tk, p, s, &tap, &places)))
 				break;
+			if ((rc = atlas_compress(w->body_z, &zbody, x->body, x->body_len, w->err)))
+				break;
+			stats->section_text_bytes += (long long)(strlen(x->heading) + strlen(x->anchor) +
+								 x->body_len + spans.len);
 			sqlite3_bind_int(sec, 1, sec_id++);
 			sqlite3_bind_int(sec, 2, id);
 			sqlite3_bind_int(sec, 3, s);
 			sqlite3_bind_int(sec, 4, x->level);
 			sqlite3_bind_text(sec, 5, x->heading, -1, SQLITE_STATIC);
 			sqlite3_bind_text(sec, 6, x->anchor, -1, SQLITE_STATIC);
-			sqlite3_bind_text(sec, 7, x->body, -1, SQLITE_STATIC);
+			sqlite3_bind_blob(sec, 7, zbody.len ? zbody.buf : "", (int)zbody.len, SQLITE_STATIC);
 			sqlite3_bind_int(sec, 8, tk.heading);
 			sqlite3_bind_int(sec, 9, tk.lead);
 			sqlite3_bind_int(sec, 10, tk.body);
@@ -469,6 +536,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	strbuf_free(&url);
 	strbuf_free(&tj);
 	strbuf_free(&spans);
+	strbuf_free(&zbody);
 	atlas_spans_writer_free(&sw);
 	sqlite3_finalize(doc);
 	sqlite3_finalize(sec);
@@ -627,6 +695,8 @@ static int write_meta(writer *w, const corpus *c, build_stats *stats)
 	}
 	if (!rc)
 		rc = put_meta(w, st, "sections", "%d", stats->sections);
+	if (!rc)
+		rc = put_meta(w, st, "section_text_bytes", "%lld", stats->section_text_bytes);
 	if (!rc)
 		rc = put_meta(w, st, "links", "%d", stats->links);
 	if (!rc)
@@ -800,6 +870,7 @@ int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_mem
 		const char *name;
 		int (*run)(writer *, const corpus *, build_stats *);
 	} phases[] = {
+		{ "text dictionary", write_dictionaries },
 		{ "documents and full-text index", write_docs },
 		{ "taxonomy, guides and links", write_graph },
 		{ "synonyms", write_synonyms },
@@ -820,6 +891,7 @@ int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_mem
 		}
 	}
 out_close:
+	atlas_compressor_free(w.body_z);
 	signals_free(w.signals);
 	w.signals = NULL;
 	if (w.db && sqlite3_close(w.db) != SQLITE_OK && !rc)

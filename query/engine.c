@@ -314,21 +314,51 @@ static int load_sections(atlas_engine *e, atlas_error *err)
 	return rc;
 }
 
-/* Copies every section's text into the engine when the index is held in memory and the texts are
- * small (SECTION_TEXTS_MAX): a hit's sections are then read without a statement each. Leaves
- * e->texts NULL otherwise. Returns 0 or ATLAS_ENOMEM. */
+/* Makes the engine's decompressor of section bodies from the index's dictionary (none: the
+ * bodies were compressed without). Returns 0, or ATLAS_ENOMEM or ATLAS_EINVAL. */
+static int load_dictionaries(atlas_engine *e, atlas_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(e->db, "SELECT dict FROM dictionaries WHERE name = 'section_body'", -1, &st,
+			       NULL) != SQLITE_OK)
+		return atlas_error_set(err, ATLAS_ESQL, "cannot read dictionaries: %s", sqlite3_errmsg(e->db));
+	bool found = sqlite3_step(st) == SQLITE_ROW;
+	const void *dict = found ? sqlite3_column_blob(st, 0) : NULL;
+	size_t n = found ? (size_t)sqlite3_column_bytes(st, 0) : 0;
+	int rc = atlas_decompressor_new(&e->body_z, dict, n, err);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int engine_section_row(atlas_engine *e, int sec, section_text *out)
+{
+	sqlite3_stmt *st = e->st_section_text;
+	sqlite3_bind_int(st, 1, sec + 1);
+	if (sqlite3_step(st) != SQLITE_ROW ||
+	    atlas_decompress(e->body_z, &e->body_buf, sqlite3_column_blob(st, 2),
+			     (size_t)sqlite3_column_bytes(st, 2), NULL))
+		return -1;
+	out->heading = (const char *)sqlite3_column_text(st, 0);
+	out->nheading = sqlite3_column_bytes(st, 0);
+	out->anchor = (const char *)sqlite3_column_text(st, 1);
+	out->nanchor = sqlite3_column_bytes(st, 1);
+	out->body = e->body_buf.buf;
+	out->nbody = (int)e->body_buf.len;
+	out->spans = sqlite3_column_blob(st, 3);
+	out->nspans = sqlite3_column_bytes(st, 3);
+	out->decoded = NULL;
+	return 0;
+}
+
+/* Copies every section's text into the engine, decompressed, when the index is held in memory and
+ * the texts are small (SECTION_TEXTS_MAX, against meta's section_text_bytes): a hit's sections are
+ * then read without a statement each. Leaves e->texts NULL otherwise. Returns 0, ATLAS_ENOMEM, or
+ * ATLAS_EINVAL when a stored text does not decompress. */
 static int load_section_texts(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	if (!e->in_memory || e->nsections == 0 ||
-	    sqlite3_prepare_v2(e->db,
-			       "SELECT total(length(CAST(heading AS BLOB)) + length(CAST(anchor AS BLOB)) +"
-			       " length(CAST(body AS BLOB)) + length(spans)) FROM sections",
-			       -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	double bytes = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_double(st, 0) : 1e18;
-	sqlite3_finalize(st);
-	if (bytes > SECTION_TEXTS_MAX)
+	const char *bytes = atlas_engine_meta(e, "section_text_bytes");
+	if (!e->in_memory || e->nsections == 0 || !bytes || atoll(bytes) > SECTION_TEXTS_MAX)
 		return 0;
 	section_text *t = atlas_arena_alloc(&e->strings, (size_t)e->nsections * sizeof(*t));
 	if (!t || sqlite3_prepare_v2(e->db, "SELECT id, heading, anchor, body, spans FROM sections ORDER BY id",
@@ -338,6 +368,13 @@ static int load_section_texts(atlas_engine *e, atlas_error *err)
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
 		if (sqlite3_column_int(st, 0) != n + 1 || n == e->nsections)
 			break; /* load_sections checked the numbering; a change since is not worth a copy */
+		if ((rc = atlas_decompress(e->body_z, &e->body_buf, sqlite3_column_blob(st, 3),
+					   (size_t)sqlite3_column_bytes(st, 3), err))) {
+			char why[sizeof(err->msg)];
+			snprintf(why, sizeof(why), "%s", err ? err->msg : "");
+			rc = atlas_error_set(err, rc, "section %d: %s", n + 1, why);
+			break;
+		}
 		section_text *x = &t[n];
 		const char *h = (const char *)sqlite3_column_text(st, 1);
 		x->nheading = sqlite3_column_bytes(st, 1);
@@ -345,9 +382,8 @@ static int load_section_texts(atlas_engine *e, atlas_error *err)
 		const char *a = (const char *)sqlite3_column_text(st, 2);
 		x->nanchor = sqlite3_column_bytes(st, 2);
 		x->anchor = atlas_arena_strndup(&e->strings, a ? a : "", a ? (size_t)x->nanchor : 0);
-		const char *b = (const char *)sqlite3_column_text(st, 3);
-		x->nbody = sqlite3_column_bytes(st, 3);
-		x->body = atlas_arena_strndup(&e->strings, b ? b : "", b ? (size_t)x->nbody : 0);
+		x->nbody = (int)e->body_buf.len;
+		x->body = atlas_arena_strndup(&e->strings, e->body_buf.buf, e->body_buf.len);
 		const void *sp = sqlite3_column_blob(st, 4);
 		x->nspans = sqlite3_column_bytes(st, 4);
 		unsigned char *copy = atlas_arena_alloc(&e->strings, (size_t)x->nspans + 1);
@@ -792,7 +828,8 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 	}
 	if ((rc = load_meta(e, err)) || (rc = load_docs(e, err)) || (rc = link_top_topics(e, err)) ||
 	    (rc = index_titles(e, err)) ||
-	    (rc = load_sections(e, err)) || (rc = load_section_texts(e, err)) ||
+	    (rc = load_sections(e, err)) || (rc = load_dictionaries(e, err)) ||
+	    (rc = load_section_texts(e, err)) ||
 	    (rc = load_col_sizes(e, err)) || (rc = load_vocab(e, err)) ||
 	    (rc = load_synonyms(e, err)) || (rc = prepare_all(e, err)) || (rc = next_cache_load(e, err)))
 		goto fail;
@@ -850,6 +887,8 @@ void atlas_engine_free(atlas_engine *e)
 	free(e->cand);
 	free(e->touched);
 	free(e->sections);
+	atlas_decompressor_free(e->body_z);
+	strbuf_free(&e->body_buf);
 	next_cache_free(e->next_cache);
 	free(e->col_sizes);
 	match_record_free(&e->rec);

@@ -7,6 +7,7 @@
 
 #include "analyzer.h"
 #include "arena.h"
+#include "compress.h"
 #include "engine.h"
 #include "fts_functions.h"
 #include "spans.h"
@@ -119,6 +120,8 @@ struct atlas_engine {
 	int nmeta;
 	section_info *sections; /* sections[id - 1] */
 	section_text *texts;    /* texts[id - 1], in the arena; NULL: read per query from the index */
+	atlas_decompressor *body_z; /* the sections' bodies are stored compressed */
+	strbuf body_buf;        /* the body read last, when the engine holds no copy */
 	struct next_cache *next_cache; /* read-next candidates held in memory, or NULL (next.c) */
 	int nsections;
 	match_record rec;       /* atlas_rank's matches of the current query */
@@ -140,6 +143,12 @@ typedef struct next_cache next_cache;
 int next_cache_load(atlas_engine *e, atlas_error *err);
 /* Frees a cache. Accepts NULL. */
 void next_cache_free(next_cache *nc);
+
+/* Reads section sec (an index in e->sections) from the index with st_section_text into out:
+ * heading, anchor and spans from the row (valid until the statement is reset), body
+ * decompressed into e->body_buf (valid until the next call). Returns 0, or -1 when the row is
+ * missing or its body does not decompress. */
+int engine_section_row(atlas_engine *e, int sec, section_text *out);
 
 /* Folded surface words (or stems) of text, space-separated, appended to out. */
 void engine_normalize(atlas_engine *e, strbuf *out, const char *text, bool stem);

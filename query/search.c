@@ -1418,28 +1418,16 @@ static void score_sections(sections_scratch *x, int ns, const placed *pm, int np
 }
 
 /* The stored text of section sec (an index in e->sections): the engine's copy when it holds one,
- * else the row read by st_section_text, valid until that statement is reset (the caller resets it
- * either way). Returns false when the row cannot be read. */
+ * else the row read by st_section_text and decompressed, valid until that statement is reset (the
+ * caller resets it either way) and the next row is read. Returns false when the row cannot be
+ * read. */
 static bool section_row(atlas_engine *e, int sec, section_text *out)
 {
 	if (e->texts) {
 		*out = e->texts[sec];
 		return true;
 	}
-	sqlite3_stmt *st = e->st_section_text;
-	sqlite3_bind_int(st, 1, sec + 1);
-	if (sqlite3_step(st) != SQLITE_ROW)
-		return false;
-	out->heading = (const char *)sqlite3_column_text(st, 0);
-	out->nheading = sqlite3_column_bytes(st, 0);
-	out->anchor = (const char *)sqlite3_column_text(st, 1);
-	out->nanchor = sqlite3_column_bytes(st, 1);
-	out->body = (const char *)sqlite3_column_text(st, 2);
-	out->nbody = sqlite3_column_bytes(st, 2);
-	out->spans = sqlite3_column_blob(st, 3);
-	out->nspans = sqlite3_column_bytes(st, 3);
-	out->decoded = NULL;
-	return true;
+	return engine_section_row(e, sec, out) == 0;
 }
 
 /* Best-matching sections of every hit on the page, from the matches the candidate pass recorded:

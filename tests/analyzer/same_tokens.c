@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyzer.h"
+#include "compress.h"
 #include "strbuf.h"
 
 static int record(void *ctx, int tflags, const char *tok, int n, int start, int end)
@@ -24,17 +25,43 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: same_tokens INDEX (%s)\n", err.msg);
 		return 2;
 	}
-	sqlite3_stmt *st = NULL;
-	sqlite3_prepare_v2(db, "SELECT heading || char(10) || body FROM sections UNION ALL SELECT title FROM docs",
-			   -1, &st, NULL);
+	sqlite3_stmt *st = NULL, *dict = NULL;
+	sqlite3_prepare_v2(db, "SELECT heading, body FROM sections UNION ALL SELECT title, NULL FROM docs", -1,
+			   &st, NULL);
+	/* the bodies are stored compressed against the index's dictionary */
+	sqlite3_prepare_v2(db, "SELECT dict FROM dictionaries WHERE name = 'section_body'", -1, &dict, NULL);
+	bool has_dict = dict && sqlite3_step(dict) == SQLITE_ROW;
+	atlas_decompressor *z = NULL;
+	if (!st || atlas_decompressor_new(&z, has_dict ? sqlite3_column_blob(dict, 0) : NULL,
+					  has_dict ? (size_t)sqlite3_column_bytes(dict, 0) : 0, &err)) {
+		fprintf(stderr, "same_tokens: %s: %s\n", argv[1], st ? err.msg : sqlite3_errmsg(db));
+		return 2;
+	}
+	sqlite3_finalize(dict);
 	static const int modes[] = { FTS5_TOKENIZE_DOCUMENT, FTS5_TOKENIZE_DOCUMENT | ATLAS_ANALYZE_SURFACE,
 				     FTS5_TOKENIZE_QUERY,
 				     FTS5_TOKENIZE_QUERY | FTS5_TOKENIZE_PREFIX, FTS5_TOKENIZE_AUX };
 	int texts = 0, differ = 0;
-	strbuf x = STRBUF_INIT, y = STRBUF_INIT;
+	strbuf x = STRBUF_INIT, y = STRBUF_INIT, body = STRBUF_INIT, text = STRBUF_INIT;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *t = (const char *)sqlite3_column_text(st, 0);
-		int n = sqlite3_column_bytes(st, 0);
+		strbuf_reset(&text);
+		strbuf_puts(&text, (const char *)sqlite3_column_text(st, 0));
+		if (sqlite3_column_type(st, 1) != SQLITE_NULL) {
+			if (atlas_decompress(z, &body, sqlite3_column_blob(st, 1),
+					     (size_t)sqlite3_column_bytes(st, 1), &err)) {
+				printf("FAIL  a section body: %s\n", err.msg);
+				differ++;
+				continue;
+			}
+			strbuf_putc(&text, '\n');
+			strbuf_append(&text, body.buf, body.len);
+		}
+		if (text.oom) {
+			fprintf(stderr, "same_tokens: out of memory\n");
+			return 2;
+		}
+		const char *t = strbuf_str(&text);
+		int n = (int)text.len;
 		texts++;
 		for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
 			strbuf_reset(&x);
@@ -48,6 +75,9 @@ int main(int argc, char **argv)
 		}
 	}
 	sqlite3_finalize(st);
+	atlas_decompressor_free(z);
+	strbuf_free(&body);
+	strbuf_free(&text);
 	strbuf_free(&x);
 	strbuf_free(&y);
 	atlas_analyzer_free(a);

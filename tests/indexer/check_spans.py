@@ -3,12 +3,16 @@
 
 For each page: the lead section's heading tokens are the title column's size, its lead tokens the
 description column's, the other sections' heading tokens add up to the headings column's and all
-body tokens to the body column's (sizes from fts_docsize). Each section's spans blob decodes to
-exactly heading_tokens + lead_tokens + body_tokens ranges, in order, inside their text (heading,
-then body), each covering a word, with a checkpoint every 16 tokens that agrees with the stream. Usage: check_spans.py INDEX
+body tokens to the body column's (sizes from fts_docsize). Each section's body decompresses, and
+its spans blob decodes to exactly heading_tokens + lead_tokens + body_tokens ranges, in order,
+inside their text (heading, then body), each covering a word. Usage: check_spans.py INDEX
 """
+import os
 import sqlite3
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from indexlib import Bodies, spans  # noqa: E402
 
 FAILS = []
 
@@ -36,62 +40,9 @@ def sqlite_varints(blob):
     return out
 
 
-def read_varint(blob, i):
-    """One little-endian 7-bit varint of blob at i: (value, index after it)."""
-    v, shift = 0, 0
-    while True:
-        b = blob[i]
-        i += 1
-        v |= (b & 0x7f) << shift
-        shift += 7
-        if not b & 0x80:
-            return v, i
-
-
-def spans(blob, parts):
-    """common/spans.c: a checkpoint count C, C pairs (offset in the token stream, previous end
-    there) for tokens 16, 32, ...; then per token a zigzag gap from the previous end and a length,
-    each part's first token relative to 0. Returns the spans; raises ValueError when a checkpoint
-    does not agree with the stream."""
-    nchecks, i = read_varint(blob, 0)
-    checks = []
-    for _ in range(nchecks):
-        off, i = read_varint(blob, i)
-        pe, i = read_varint(blob, i)
-        checks.append((off, pe))
-    stream = blob[i:]
-    # every varint of the stream, and the byte offset of each token (to check the checkpoints)
-    vals, offsets, j = [], [], 0
-    while j < len(stream):
-        if len(vals) % 2 == 0:
-            offsets.append(j)
-        v, j = read_varint(stream, j)
-        vals.append(v)
-    if len(vals) % 2:
-        raise ValueError('odd number of varints')
-    out, prev, k, part, in_part, prev_ends = [], 0, 0, 0, 0, []
-    while k < len(vals):
-        while part < len(parts) and in_part == parts[part]:
-            part, in_part, prev = part + 1, 0, 0
-        prev_ends.append(prev)
-        zz, length = vals[k], vals[k + 1]
-        gap = -((zz + 1) >> 1) if zz & 1 else zz >> 1
-        start = prev + gap
-        out.append((start, start + length))
-        prev = start + length
-        k += 2
-        in_part += 1
-    for c, (off, pe) in enumerate(checks, start=1):
-        t = 16 * c
-        if t >= len(out) or offsets[t] != off or prev_ends[t] != pe:
-            raise ValueError(f'checkpoint {c} (token {t}) does not match the stream')
-    if len(out) > 16 and len(checks) != (len(out) - 1) // 16:
-        raise ValueError(f'{len(checks)} checkpoints for {len(out)} tokens')
-    return out
-
-
 def main():
     db = sqlite3.connect(sys.argv[1])
+    bodies = Bodies(db)
     sizes = {rid: sqlite_varints(sz) for rid, sz in db.execute('SELECT id, sz FROM fts_docsize')}
     pages = db.execute('SELECT id, path FROM docs ORDER BY id').fetchall()
     nsec = 0
@@ -109,9 +60,14 @@ def main():
         check(sum(r[3] for r in rows[1:]) == sz[2],
               f'{path}: heading tokens {sum(r[3] for r in rows[1:])} = headings column {sz[2]}')
         check(sum(r[5] for r in rows) == sz[4], f'{path}: body tokens {sum(r[5] for r in rows)} = body column {sz[4]}')
-        for ord_, heading, body, nh, nl, nb, blob in rows:
+        for ord_, heading, stored, nh, nl, nb, blob in rows:
             nsec += 1
             where = f'{path} section {ord_}'
+            try:
+                body = bodies.text(stored)
+            except (ValueError, UnicodeDecodeError) as e:
+                check(False, f'{where}: body does not decompress ({e})')
+                continue
             check(all(r[4] == 0 for r in rows[1:]), f'{where}: only the lead section has lead tokens')
             try:
                 sp = spans(blob, [nh, nl + nb])

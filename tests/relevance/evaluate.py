@@ -51,10 +51,14 @@ engine and queries file.
 import argparse
 import json
 import math
+import os
 import sqlite3
 import subprocess
 import sys
 from collections import OrderedDict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from indexlib import Bodies  # noqa: E402
 
 K = 10                       # evaluation depth, and the --limit given to atlas-query
 SYSTEMS = ("engine", "unicode61", "porter")
@@ -154,9 +158,10 @@ class Baseline:
         self.db.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, tokenize='{tokenizer}')")
         self.paths = {}
         sections = {}
+        bodies = Bodies(index_db)
         for doc_id, heading, body in index_db.execute(
                 "SELECT doc_id, heading, body FROM sections ORDER BY doc_id, ord, id"):
-            sections.setdefault(doc_id, []).extend((heading, body))
+            sections.setdefault(doc_id, []).extend((heading, bodies.text(body)))
         for doc_id, path, title, description, keywords in index_db.execute(
                 "SELECT id, path, title, description, keywords FROM docs ORDER BY id"):
             text = "\n".join([title, keywords, description] + sections.get(doc_id, []))

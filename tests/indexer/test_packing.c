@@ -1,0 +1,193 @@
+/* test_packing.c - what the index stores packed comes back as it went in: section texts compressed
+ * with and without a trained dictionary (common/compress.h), token spans in their byte code
+ * (common/spans.h); damaged input is refused, never read past. usage: test_packing */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compress.h"
+#include "spans.h"
+
+static int checks, failures;
+
+static void check(int ok, const char *what)
+{
+	checks++;
+	if (!ok) {
+		failures++;
+		printf("FAIL  %s\n", what);
+	}
+}
+
+/* A pseudo-random sentence of words from a small vocabulary, as section text is: n bytes or so. */
+static void sentence(strbuf *out, unsigned *seed, size_t n)
+{
+	static const char *const words[] = { "the", "leader", "replicates", "each", "log", "entry",
+					     "to", "a", "majority", "before", "it", "commits", "shard_map",
+					     "consistent", "hashing", "ring", "of", "virtual", "nodes" };
+	strbuf_reset(out);
+	while (out->len < n) {
+		*seed = *seed * 1103515245u + 12345u;
+		strbuf_puts(out, words[(*seed >> 16) % (sizeof(words) / sizeof(words[0]))]);
+		strbuf_putc(out, (*seed >> 8) % 11 ? ' ' : '\n');
+	}
+}
+
+/* Compresses text with c and decompresses it with d: the same bytes back, stored in at most
+ * max_stored bytes. */
+static void expect_round_trip(atlas_compressor *c, atlas_decompressor *d, const char *text, size_t n,
+			      size_t max_stored, const char *what)
+{
+	strbuf z = STRBUF_INIT, back = STRBUF_INIT;
+	atlas_error err = { 0, "" };
+	char msg[160];
+	int rc = atlas_compress(c, &z, text, n, &err);
+	snprintf(msg, sizeof(msg), "%s: compresses (%s)", what, err.msg);
+	check(rc == 0, msg);
+	rc = atlas_decompress(d, &back, z.buf, z.len, &err);
+	snprintf(msg, sizeof(msg), "%s: %zu bytes back as they went in (%s)", what, n, err.msg);
+	check(rc == 0 && back.len == n && (n == 0 || memcmp(back.buf, text, n) == 0) && back.buf &&
+		      back.buf[n] == '\0',
+	      msg);
+	snprintf(msg, sizeof(msg), "%s: %zu bytes stored in %zu, at most %zu", what, n, z.len, max_stored);
+	check(z.len <= max_stored, msg);
+	strbuf_free(&z);
+	strbuf_free(&back);
+}
+
+static void test_compress(void)
+{
+	unsigned seed = 7;
+	strbuf samples = STRBUF_INIT, one = STRBUF_INIT;
+	size_t sizes[400];
+	for (int i = 0; i < 400; i++) {
+		sentence(&one, &seed, 200 + (size_t)(i % 7) * 150);
+		strbuf_append(&samples, one.buf, one.len);
+		sizes[i] = one.len;
+	}
+	atlas_error err = { 0, "" };
+	atlas_compressor *trained = NULL, *plain = NULL;
+	atlas_decompressor *dtrained = NULL, *dplain = NULL;
+	check(atlas_compressor_new(&trained, samples.buf, sizes, 400, &err) == 0, "a compressor trains");
+	check(atlas_compressor_new(&plain, samples.buf, sizes, 3, &err) == 0,
+	      "a compressor on three samples is made");
+	if (!trained || !plain)
+		goto out;
+	size_t ndict = 0, nplain = 1;
+	const void *dict = atlas_compressor_dict(trained, &ndict);
+	check(dict && ndict > 0 && ndict <= samples.len / ATLAS_DICT_SHARE, "400 samples give a dictionary");
+	check(!atlas_compressor_dict(plain, &nplain) && nplain == 0, "three samples give none");
+	check(atlas_decompressor_new(&dtrained, dict, ndict, &err) == 0, "its decompressor is made");
+	check(atlas_decompressor_new(&dplain, NULL, 0, &err) == 0, "one without a dictionary is made");
+	if (!dtrained || !dplain)
+		goto out;
+
+	expect_round_trip(trained, dtrained, "", 0, 0, "empty text");
+	expect_round_trip(trained, dtrained, "Raft", 4, 5, "a short text, kept as it is");
+	sentence(&one, &seed, 3000);
+	/* the vocabulary is small: a quarter with the dictionary, a third without */
+	expect_round_trip(trained, dtrained, one.buf, one.len, one.len / 4, "a section");
+	expect_round_trip(plain, dplain, one.buf, one.len, one.len / 3, "a section, no dictionary");
+	char noise[700];
+	for (size_t i = 0; i < sizeof(noise); i++) {
+		seed = seed * 1103515245u + 12345u;
+		noise[i] = (char)(seed >> 16);
+	}
+	expect_round_trip(trained, dtrained, noise, sizeof(noise), sizeof(noise) + 1,
+			  "bytes that do not shrink, kept as they are");
+
+	/* damage: each refused with a message, none read past its end */
+	strbuf z = STRBUF_INIT, back = STRBUF_INIT;
+	atlas_compress(trained, &z, one.buf, one.len, &err);
+	check(z.len > 8, "the section compressed");
+	for (size_t cut = 1; cut + 1 < z.len; cut += z.len / 9 + 1) {
+		unsigned char *part = malloc(cut); /* exact size, so that ASan sees a read past it */
+		memcpy(part, z.buf, cut);
+		err.msg[0] = '\0';
+		check(atlas_decompress(dtrained, &back, part, cut, &err) == ATLAS_EINVAL && err.msg[0],
+		      "a frame cut short is refused");
+		free(part);
+	}
+	unsigned char bad = 9;
+	check(atlas_decompress(dtrained, &back, &bad, 1, &err) == ATLAS_EINVAL, "an unknown marker is refused");
+	check(atlas_decompress(dplain, &back, z.buf, z.len, &err) == ATLAS_EINVAL,
+	      "a frame read without its dictionary is refused");
+	z.buf[z.len / 2] ^= 0x5a;
+	int rc = atlas_decompress(dtrained, &back, z.buf, z.len, &err);
+	check(rc == ATLAS_EINVAL || (rc == 0 && back.len == one.len), "a damaged frame is refused or same-sized");
+	check(atlas_decompress(dtrained, &back, one.buf, one.len, &err) != 0 || one.buf[0] < 2,
+	      "text that was never compressed is refused");
+	strbuf_free(&z);
+	strbuf_free(&back);
+out:
+	atlas_compressor_free(trained);
+	atlas_compressor_free(plain);
+	atlas_decompressor_free(dtrained);
+	atlas_decompressor_free(dplain);
+	atlas_compressor_free(NULL);
+	atlas_decompressor_free(NULL);
+	strbuf_free(&samples);
+	strbuf_free(&one);
+}
+
+/* Writes spans (two parts: heading spans hn, then the rest), decodes them whole and from the
+ * middle, and expects them back. */
+static void expect_spans(const atlas_span *sp, int n, int hn, const char *what)
+{
+	atlas_spans_writer w = ATLAS_SPANS_WRITER_INIT;
+	strbuf blob = STRBUF_INIT;
+	atlas_spans_part(&w);
+	atlas_spans_add_known(&w, sp, hn, 0);
+	atlas_spans_part(&w);
+	atlas_spans_add_known(&w, sp + hn, n - hn, 0);
+	check(atlas_spans_finish(&w, &blob) == 0, what);
+	int parts[2] = { hn, n - hn };
+	atlas_span out[64];
+	int got = atlas_spans_decode(out, 0, n, (const unsigned char *)blob.buf, (int)blob.len, parts, 2);
+	char msg[160];
+	snprintf(msg, sizeof(msg), "%s: %d spans back of %d", what, got, n);
+	check(got == n && memcmp(out, sp, (size_t)n * sizeof(*sp)) == 0, msg);
+	int from = n / 2;
+	got = atlas_spans_decode(out, from, n, (const unsigned char *)blob.buf, (int)blob.len, parts, 2);
+	snprintf(msg, sizeof(msg), "%s: spans %d.. decoded alone", what, from);
+	check(got == n - from && memcmp(out, sp + from, (size_t)(n - from) * sizeof(*sp)) == 0, msg);
+	/* cut short: fewer spans or a refusal, never a read past the end */
+	for (size_t cut = 0; cut < blob.len; cut++) {
+		unsigned char *part = malloc(cut ? cut : 1);
+		memcpy(part, blob.buf, cut);
+		got = atlas_spans_decode(out, 0, n, cut ? part : NULL, (int)cut, parts, 2);
+		snprintf(msg, sizeof(msg), "%s: cut to %zu bytes, %d spans", what, cut, got);
+		check(got == -1 || (got >= 0 && got < n), msg);
+		free(part);
+	}
+	strbuf_free(&blob);
+	atlas_spans_writer_free(&w);
+}
+
+static void test_spans(void)
+{
+	/* words one space apart: a byte each */
+	static const atlas_span words[] = { { 0, 4 }, { 5, 9 }, { 0, 3 }, { 4, 12 }, { 13, 14 }, { 16, 20 } };
+	expect_spans(words, 6, 2, "plain words");
+	/* a compound and its parts at its position (gap back), a long token, a wide gap, the edge
+	 * of the one-byte code (gap 3 with length 62 and 63) */
+	static const atlas_span odd[] = { { 0, 9 },       { 0, 9 },     { 0, 5 },     { 6, 9 },
+					  { 10, 110 },    { 500, 503 }, { 506, 568 }, { 571, 634 },
+					  { 634, 634 },   { 70000, 70001 } };
+	expect_spans(odd, 10, 1, "escapes");
+	atlas_span none[1];
+	int p[2] = { 0, 0 };
+	check(atlas_spans_decode(none, 0, 0, NULL, 0, p, 2) == 0, "no spans from an empty list");
+	const unsigned char overlong[] = { 0xff, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x01 };
+	int p1[2] = { 0, 1 };
+	check(atlas_spans_decode(none, 0, 1, overlong, sizeof(overlong), p1, 2) == -1,
+	      "a varint past 32 bits is refused");
+}
+
+int main(void)
+{
+	test_compress();
+	test_spans();
+	printf("%d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}

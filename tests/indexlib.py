@@ -1,0 +1,102 @@
+"""Reading an index's packed columns from Python: section bodies (zstd frames against the index's
+dictionary, common/compress.c) and token spans (common/spans.c).
+
+Shared by tests/indexer and tests/relevance. zstd is reached through ctypes, in the libzstd.so.1
+that the programs themselves link to.
+"""
+import ctypes
+import ctypes.util
+
+STORED_RAW, STORED_ZSTD = 0, 1
+SPAN_LEN_BITS, SPAN_ESCAPE = 6, 0xff
+
+_zstd = ctypes.CDLL(ctypes.util.find_library('zstd') or 'libzstd.so.1')
+_zstd.ZSTD_createDCtx.restype = ctypes.c_void_p
+_zstd.ZSTD_freeDCtx.argtypes = [ctypes.c_void_p]
+_zstd.ZSTD_createDDict.restype = ctypes.c_void_p
+_zstd.ZSTD_createDDict.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+_zstd.ZSTD_freeDDict.argtypes = [ctypes.c_void_p]
+_zstd.ZSTD_getFrameContentSize.restype = ctypes.c_ulonglong
+_zstd.ZSTD_getFrameContentSize.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+_zstd.ZSTD_isError.argtypes = [ctypes.c_size_t]
+_zstd.ZSTD_decompress_usingDDict.restype = ctypes.c_size_t
+_zstd.ZSTD_decompress_usingDDict.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                                             ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p]
+_zstd.ZSTD_decompressDCtx.restype = ctypes.c_size_t
+_zstd.ZSTD_decompressDCtx.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                                      ctypes.c_char_p, ctypes.c_size_t]
+
+
+class Bodies:
+    """Decompresses the section bodies of one index (an sqlite3 connection to it)."""
+
+    def __init__(self, db):
+        row = db.execute("SELECT dict FROM dictionaries WHERE name = 'section_body'").fetchone()
+        self.dctx = _zstd.ZSTD_createDCtx()
+        self.ddict = _zstd.ZSTD_createDDict(row[0], len(row[0])) if row else None
+
+    def __del__(self):
+        _zstd.ZSTD_freeDCtx(self.dctx)
+        if self.ddict:
+            _zstd.ZSTD_freeDDict(self.ddict)
+
+    def text(self, stored):
+        """The body stored as stored (bytes), as a str; raises ValueError when it does not
+        decompress."""
+        if not stored:
+            return ''
+        if stored[0] == STORED_RAW:
+            return stored[1:].decode('utf-8')
+        if stored[0] != STORED_ZSTD:
+            raise ValueError(f'unknown marker {stored[0]}')
+        frame = bytes(stored[1:])
+        size = _zstd.ZSTD_getFrameContentSize(frame, len(frame))
+        if size >= 2**63:
+            raise ValueError('not a whole zstd frame')
+        out = ctypes.create_string_buffer(size + 1)
+        if self.ddict:
+            got = _zstd.ZSTD_decompress_usingDDict(self.dctx, out, size + 1, frame, len(frame),
+                                                   self.ddict)
+        else:
+            got = _zstd.ZSTD_decompressDCtx(self.dctx, out, size + 1, frame, len(frame))
+        if _zstd.ZSTD_isError(got) or got != size:
+            raise ValueError('does not decompress')
+        return out.raw[:size].decode('utf-8')
+
+
+def read_varint(blob, i):
+    """One little-endian 7-bit varint of blob at i: (value, index after it)."""
+    v, shift = 0, 0
+    while True:
+        b = blob[i]
+        i += 1
+        v |= (b & 0x7f) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, i
+
+
+def spans(blob, parts):
+    """common/spans.c: per token one byte (the gap from the previous end in its top 2 bits, the
+    length in the low 6), or SPAN_ESCAPE then a zigzag gap and a length as varints; each part's
+    first token relative to 0 (parts: the token count of each). Returns [(start, end)]; raises
+    ValueError or IndexError when the blob is malformed."""
+    out, prev, part, in_part, i = [], 0, 0, 0, 0
+    while i < len(blob):
+        while part < len(parts) and in_part == parts[part]:
+            part, in_part, prev = part + 1, 0, 0
+        b = blob[i]
+        i += 1
+        if b != SPAN_ESCAPE:
+            gap, length = b >> SPAN_LEN_BITS, b & ((1 << SPAN_LEN_BITS) - 1)
+        else:
+            zz, i = read_varint(blob, i)
+            length, i = read_varint(blob, i)
+            gap = -((zz + 1) >> 1) if zz & 1 else zz >> 1
+        start = prev + gap
+        if start < 0:
+            raise ValueError(f'token {len(out)} starts before its text')
+        out.append((start, start + length))
+        prev = start + length
+        in_part += 1
+    return out

@@ -6,15 +6,13 @@
 /* The tables the read-next signals fill. vocab: folded surface words with document and collection
  * frequency, for spelling and typeahead. stems: every indexed stem with the number of pages
  * holding it, for estimates of a total that is not counted. next_candidates: precomputed read-next
- * candidates, one row per (source, target, signal), stored by source (seq numbers the rows of a
- * source) so that a page's candidates are one range. */
+ * candidates, every (target, signal, weight, detail) of a source page packed in one blob, in the
+ * order they were made (common/next_rows.h), so that a page's candidates are one read. */
 #define ATLAS_SCHEMA_SIGNALS_SQL                                                                   \
 	"CREATE TABLE vocab(term TEXT PRIMARY KEY, df INTEGER NOT NULL, cf INTEGER NOT NULL)"      \
 	" WITHOUT ROWID;\n"                                                                        \
 	"CREATE TABLE stems(stem TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;\n"          \
-	"CREATE TABLE next_candidates(src INTEGER NOT NULL, seq INTEGER NOT NULL, dst INTEGER NOT NULL," \
-	" signal TEXT NOT NULL, weight REAL NOT NULL, detail TEXT NOT NULL, PRIMARY KEY(src, seq))" \
-	" WITHOUT ROWID;\n"
+	"CREATE TABLE next_candidates(src INTEGER PRIMARY KEY, rows BLOB NOT NULL);\n"
 
 const char atlas_schema_sql[] =
 	/* key/value facts about the build: schema_version, build_id, built_at, corpus_digest, counts */

@@ -67,14 +67,15 @@ static int rows_exec(out_ctx *o, const char *sql)
 	return sqlite3_exec(o->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : rows_failed(o, "write");
 }
 
-/* Records one candidate (self and unknown pages dropped); on failure sets o->rc. */
-static void emit(out_ctx *o, int src, int dst, const char *signal, double weight, const char *detail)
+/* Records one candidate (self and unknown pages dropped); signal is a NEXT_* code. On failure sets
+ * o->rc. */
+static void emit(out_ctx *o, int src, int dst, int signal, double weight, const char *detail)
 {
 	if (o->rc || src == dst || !src || !dst)
 		return;
 	sqlite3_bind_int(o->row, 1, src);
 	sqlite3_bind_int(o->row, 2, dst);
-	sqlite3_bind_text(o->row, 3, signal, -1, SQLITE_STATIC);
+	sqlite3_bind_int(o->row, 3, signal);
 	sqlite3_bind_double(o->row, 4, weight);
 	sqlite3_bind_text(o->row, 5, detail ? detail : "", -1, SQLITE_STATIC);
 	if (sqlite3_step(o->row) != SQLITE_DONE)
@@ -115,13 +116,13 @@ static void graph_signals(out_ctx *o, const corpus *c, const int *id_of)
 				step++;
 				if (step == 1) {
 					snprintf(detail, sizeof(detail), "%d|1|%s", id_of[gi], g->title);
-					emit(o, id_of[gi], id_of[cur], SIG_GUIDE_START, 1.0, detail);
+					emit(o, id_of[gi], id_of[cur], NEXT_GUIDE_START, 1.0, detail);
 				}
 				if (prev >= 0) {
 					snprintf(detail, sizeof(detail), "%d|%d|%s", id_of[gi], step, g->title);
-					emit(o, id_of[prev], id_of[cur], SIG_GUIDE_NEXT, 1.0, detail);
+					emit(o, id_of[prev], id_of[cur], NEXT_GUIDE_NEXT, 1.0, detail);
 					snprintf(detail, sizeof(detail), "%d|%d|%s", id_of[gi], step - 1, g->title);
-					emit(o, id_of[cur], id_of[prev], SIG_GUIDE_PREV, 1.0, detail);
+					emit(o, id_of[cur], id_of[prev], NEXT_GUIDE_PREV, 1.0, detail);
 				}
 				prev = cur;
 			}
@@ -135,17 +136,17 @@ static void graph_signals(out_ctx *o, const corpus *c, const int *id_of)
 			if (t < 0 || t == pi || seen[t] == pi + 1)
 				continue;
 			seen[t] = pi + 1; /* once per target */
-			emit(o, id_of[pi], id_of[t], SIG_LINK_OUT, 1.0, p->links[k].text);
+			emit(o, id_of[pi], id_of[t], NEXT_LINK_OUT, 1.0, p->links[k].text);
 			if (p->type != PAGE_SITE)
-				emit(o, id_of[t], id_of[pi], SIG_LINK_IN, 1.0, "");
+				emit(o, id_of[t], id_of[pi], NEXT_LINK_IN, 1.0, "");
 		}
 		for (int k = 0; k < p->nprereqs; k++) {
 			snprintf(path, sizeof(path), "/%s", p->prereqs[k]);
 			int t = page_of(c, path);
 			if (t < 0)
 				continue;
-			emit(o, id_of[pi], id_of[t], SIG_PREREQ, 1.0, "");
-			emit(o, id_of[t], id_of[pi], SIG_BUILDS_ON, 1.0, "");
+			emit(o, id_of[pi], id_of[t], NEXT_PREREQ, 1.0, "");
+			emit(o, id_of[t], id_of[pi], NEXT_BUILDS_ON, 1.0, "");
 		}
 	}
 	free(seen);
@@ -184,7 +185,7 @@ static void topic_signals(out_ctx *o, const corpus *c, const int *id_of)
 		snprintf(path, sizeof(path), "/t/%s", tp);
 		int tpage = page_of(c, path);
 		for (int i = 0; i < n && tpage >= 0; i++)
-			emit(o, id_of[tpage], id_of[members[i]], SIG_TOPIC_START, 1.0 / (1 + i), tp);
+			emit(o, id_of[tpage], id_of[members[i]], NEXT_TOPIC_START, 1.0 / (1 + i), tp);
 		for (int i = 0; i < n; i++) {
 			/* the pages nearest in the ordered list: a window around each member */
 			int lo = i - TOPIC_MATES_MAX / 2, hi = i + TOPIC_MATES_MAX / 2;
@@ -199,7 +200,7 @@ static void topic_signals(out_ctx *o, const corpus *c, const int *id_of)
 			if (lo < 0)
 				lo = 0;
 			for (int j = lo; j <= hi; j++)
-				emit(o, id_of[members[i]], id_of[members[j]], SIG_TOPIC, 1.0, tp);
+				emit(o, id_of[members[i]], id_of[members[j]], NEXT_TOPIC, 1.0, tp);
 		}
 	}
 	free(members);
@@ -727,7 +728,7 @@ static void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer
 				size_t l = strlen(detail);
 				snprintf(detail + l, sizeof(detail) - l, "%s%s", r ? ", " : "", names[s->t[r]]);
 			}
-			emit(o, id_of[pi], id_of[s->doc], SIG_SIMILAR, s->score, detail);
+			emit(o, id_of[pi], id_of[s->doc], NEXT_SIMILAR, s->score, detail);
 		}
 		for (int k = 0; k < nvec[pi]; k++)
 			at[vecs[pi][k].term] = 0;
@@ -1037,7 +1038,7 @@ static void ppr_signals(out_ctx *o, ppr_job *j, const int *id_of)
 		return;
 	}
 	for (int k = 0; k < j->n && !o->rc; k++)
-		emit(o, id_of[j->src[k]], id_of[j->dst[k]], SIG_GRAPH, j->w[k], "");
+		emit(o, id_of[j->src[k]], id_of[j->dst[k]], NEXT_GRAPH, j->w[k], "");
 }
 
 static void ppr_free(ppr_job *j)
@@ -1081,25 +1082,63 @@ static int rows_open(out_ctx *o)
 	if (rows_exec(o, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;"
 			 " PRAGMA cache_size=-8192; BEGIN") ||
 	    rows_exec(o, atlas_schema_signals_sql) ||
-	    rows_exec(o, "CREATE TABLE computed(src INTEGER, dst INTEGER, signal TEXT, weight REAL, detail TEXT)"))
+	    rows_exec(o, "CREATE TABLE computed(src INTEGER, dst INTEGER, signal INTEGER, weight REAL, detail TEXT)"))
 		return o->rc;
 	if (sqlite3_prepare_v2(o->db, "INSERT INTO computed VALUES(?,?,?,?,?)", -1, &o->row, NULL) != SQLITE_OK)
 		return rows_failed(o, "prepare");
 	return 0;
 }
 
-/* Completes the rows file: the rows in key order into next_candidates (seq: the order they were
- * made in, from 0), "computed" dropped, the vocabulary and the stems written. Returns 0 or o->rc,
- * set. */
+/* Writes the packed rows of page src (blob) as its next_candidates row. Returns 0 or o->rc, set. */
+static int put_candidates(out_ctx *o, sqlite3_stmt *ins, int src, const strbuf *blob)
+{
+	sqlite3_bind_int(ins, 1, src);
+	sqlite3_bind_blob(ins, 2, blob->buf ? blob->buf : "", (int)blob->len, SQLITE_STATIC);
+	if (sqlite3_step(ins) != SQLITE_DONE)
+		rows_failed(o, "insert read-next candidates");
+	sqlite3_reset(ins);
+	return o->rc;
+}
+
+/* Completes the rows file: each page's rows, in the order they were made, packed into its
+ * next_candidates row; "computed" dropped; the vocabulary and the stems written. Returns 0 or
+ * o->rc, set. */
 static int rows_finish(out_ctx *o)
 {
-	sqlite3_stmt *voc = NULL, *stem = NULL;
+	sqlite3_stmt *voc = NULL, *stem = NULL, *sel = NULL, *ins = NULL;
+	strbuf blob = STRBUF_INIT;
 	sqlite3_finalize(o->row);
 	o->row = NULL;
-	if (rows_exec(o, "INSERT INTO next_candidates(src, seq, dst, signal, weight, detail)"
-			 " SELECT src, rowid - 1, dst, signal, weight, detail FROM computed ORDER BY src, rowid;"
-			 " DROP TABLE computed"))
-		return o->rc;
+	if (sqlite3_prepare_v2(o->db, "SELECT src, dst, signal, weight, detail FROM computed ORDER BY src, rowid",
+			       -1, &sel, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(o->db, "INSERT INTO next_candidates VALUES(?,?)", -1, &ins, NULL) != SQLITE_OK) {
+		rows_failed(o, "prepare");
+		goto out;
+	}
+	int cur = -1, step = SQLITE_DONE;
+	while (!o->rc && (step = sqlite3_step(sel)) == SQLITE_ROW) {
+		int src = sqlite3_column_int(sel, 0);
+		if (src != cur && cur >= 0 && put_candidates(o, ins, cur, &blob))
+			break;
+		if (src != cur)
+			strbuf_reset(&blob);
+		cur = src;
+		next_row r = { sqlite3_column_int(sel, 1), sqlite3_column_int(sel, 2), sqlite3_column_double(sel, 3),
+			       (const char *)sqlite3_column_text(sel, 4), sqlite3_column_bytes(sel, 4) };
+		int rc = next_rows_put(&blob, &r);
+		if (rc)
+			o->rc = atlas_error_set(o->err, rc, "%s: %s read-next candidate of page %d", o->path,
+						rc == ATLAS_ENOMEM ? "out of memory packing a" : "cannot pack a",
+						src);
+	}
+	if (!o->rc && step != SQLITE_DONE)
+		rows_failed(o, "read read-next candidates");
+	if (!o->rc && cur >= 0)
+		put_candidates(o, ins, cur, &blob);
+	sqlite3_finalize(sel);
+	sel = NULL;
+	if (o->rc || rows_exec(o, "DROP TABLE computed"))
+		goto out;
 	if (sqlite3_prepare_v2(o->db, "INSERT INTO vocab VALUES(?,?,?)", -1, &voc, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(o->db, "INSERT INTO stems VALUES(?,?)", -1, &stem, NULL) != SQLITE_OK) {
 		rows_failed(o, "prepare");
@@ -1123,8 +1162,11 @@ static int rows_finish(out_ctx *o)
 	if (!o->rc)
 		rows_exec(o, "COMMIT");
 out:
+	sqlite3_finalize(sel);
+	sqlite3_finalize(ins);
 	sqlite3_finalize(voc);
 	sqlite3_finalize(stem);
+	strbuf_free(&blob);
 	return o->rc;
 }
 

@@ -7,19 +7,7 @@
 
 #include "corpus.h"
 #include "error.h"
-
-/* Signal names as stored in next_candidates.signal. */
-#define SIG_GUIDE_NEXT "guide_next"     /* detail: guide id, step number, guide title */
-#define SIG_GUIDE_PREV "guide_prev"
-#define SIG_GUIDE_START "guide_start"   /* from a guide to its first step */
-#define SIG_LINK_OUT "link_out"         /* the source page links to the candidate */
-#define SIG_LINK_IN "link_in"           /* the candidate links to the source page */
-#define SIG_BUILDS_ON "builds_on"       /* the candidate lists the source as a prerequisite */
-#define SIG_PREREQ "prereq"             /* the source lists the candidate as a prerequisite */
-#define SIG_TOPIC "same_topic"          /* detail: the shared topic path */
-#define SIG_TOPIC_START "topic_member"  /* from a topic page to a member explainer */
-#define SIG_SIMILAR "similar"           /* weight: cosine; detail: the shared terms */
-#define SIG_GRAPH "graph"               /* weight: personalized PageRank, normalized to the best */
+#include "next_rows.h"
 
 typedef struct signals signals;
 

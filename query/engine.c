@@ -637,7 +637,7 @@ static int prepare_all(atlas_engine *e, atlas_error *err)
 		/* one page's matches, when the candidate pass could not keep them */
 		{ &e->st_record, "SELECT atlas_rank(fts) FROM fts WHERE fts MATCH ?1 AND rowid = ?2" },
 		{ &e->st_section_text, "SELECT heading, anchor, body, spans FROM sections WHERE id = ?1" },
-		{ &e->st_next, "SELECT dst, signal, weight, detail FROM next_candidates WHERE src = ?1" },
+		{ &e->st_next, "SELECT rows FROM next_candidates WHERE src = ?1" },
 		{ &e->st_guide_steps, "SELECT step, doc_id FROM guide_steps WHERE guide_id = ?1 ORDER BY step" },
 	};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)

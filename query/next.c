@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "next_rows.h"
 #include "rank.h"
 
 #define MAX_REASONS 4
@@ -138,7 +139,17 @@ struct next_cache {
 	} *rows;
 };
 
-static int row_reason(reason *out, const char *sig, double w, const char *detail, atlas_arena *a);
+static int row_reason(reason *out, const next_row *row, atlas_arena *a);
+
+/* The number the decimal digits at the start of s[0..n) make (0 when none; stops short of
+ * overflow). */
+static int atoi_n(const char *s, size_t n)
+{
+	int v = 0;
+	for (size_t i = 0; i < n && s[i] >= '0' && s[i] <= '9' && v < 100000000; i++)
+		v = v * 10 + (s[i] - '0');
+	return v;
+}
 
 void next_cache_free(next_cache *nc)
 {
@@ -149,53 +160,67 @@ void next_cache_free(next_cache *nc)
 	free(nc);
 }
 
+/* Appends the reasons of page s's packed rows (blob[0..n)) to nc (n_rows used of cap), counting
+ * them into start[s + 1]. Returns 0; 1 when they would pass NEXT_CACHE_MAX_ROWS or the blob is
+ * malformed (no cache then); or ATLAS_ENOMEM with err set. */
+static int cache_page(next_cache *nc, int *n_rows, int *cap, const atlas_engine *e, int s,
+		      const unsigned char *blob, int n, atlas_arena *strings, atlas_error *err)
+{
+	const unsigned char *p = blob, *end = blob + n;
+	next_row row;
+	int got;
+	while ((got = next_rows_get(&p, end, &row)) == 1) {
+		int d = doc_of_id(e, row.dst);
+		reason r;
+		int made = d < 0 ? 0 : row_reason(&r, &row, strings);
+		if (made < 0)
+			return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading read-next candidates");
+		if (made == 0)
+			continue;
+		if (*n_rows == *cap) {
+			if (*cap >= NEXT_CACHE_MAX_ROWS)
+				return 1;
+			int more = *cap * 2 < NEXT_CACHE_MAX_ROWS ? *cap * 2 : NEXT_CACHE_MAX_ROWS;
+			struct cached_row *grown = realloc(nc->rows, (size_t)more * sizeof(*grown));
+			if (!grown)
+				return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading read-next candidates");
+			nc->rows = grown;
+			*cap = more;
+		}
+		nc->rows[*n_rows].doc = d;
+		nc->rows[*n_rows].r = r;
+		(*n_rows)++;
+		nc->start[s + 1]++;
+	}
+	return got < 0 ? 1 : 0;
+}
+
 int next_cache_load(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	if (!e->in_memory || sqlite3_prepare_v2(e->db, "SELECT count(*) FROM next_candidates", -1, &st, NULL) != SQLITE_OK)
+	if (!e->in_memory || sqlite3_prepare_v2(e->db, "SELECT src, rows FROM next_candidates ORDER BY src", -1,
+						&st, NULL) != SQLITE_OK)
 		return 0;
-	int total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
-	sqlite3_finalize(st);
-	if (total < 0 || total > NEXT_CACHE_MAX_ROWS)
-		return 0;
+	int cap = 1024, n = 0, rc = 0;
 	next_cache *nc = calloc(1, sizeof(*nc));
 	if (nc) {
 		nc->start = calloc((size_t)e->ndocs + 2, sizeof(int));
-		nc->rows = malloc((size_t)(total ? total : 1) * sizeof(*nc->rows));
+		nc->rows = malloc((size_t)cap * sizeof(*nc->rows));
 	}
-	if (!nc || !nc->start || !nc->rows) {
-		next_cache_free(nc);
-		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading read-next candidates");
-	}
-	if (sqlite3_prepare_v2(e->db, "SELECT src, dst, signal, weight, detail FROM next_candidates ORDER BY src, seq",
-			       -1, &st, NULL) != SQLITE_OK) {
-		next_cache_free(nc);
-		return 0;
-	}
-	/* rows by source page (the query orders them so): count them into start[src + 1], then make
-	 * the counts offsets */
-	int n = 0, rc = 0;
-	while (!rc && n < total && sqlite3_step(st) == SQLITE_ROW) {
-		int s = doc_of_id(e, sqlite3_column_int(st, 0)), d = doc_of_id(e, sqlite3_column_int(st, 1));
-		const char *sig = (const char *)sqlite3_column_text(st, 2);
-		const char *detail = (const char *)sqlite3_column_text(st, 4);
-		if (s < 0 || d < 0 || !sig || !detail)
-			continue;
-		reason r;
-		int got = row_reason(&r, sig, sqlite3_column_double(st, 3), detail, &e->strings);
-		if (got < 0)
-			rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading read-next candidates");
-		if (got <= 0)
-			continue;
-		nc->rows[n].doc = d;
-		nc->rows[n].r = r;
-		nc->start[s + 1]++;
-		n++;
+	if (!nc || !nc->start || !nc->rows)
+		rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading read-next candidates");
+	/* rows by source page, in the order stored: counted into start[src + 1], the counts then made
+	 * offsets */
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		int s = doc_of_id(e, sqlite3_column_int(st, 0));
+		const unsigned char *blob = sqlite3_column_blob(st, 1);
+		if (s >= 0 && blob)
+			rc = cache_page(nc, &n, &cap, e, s, blob, sqlite3_column_bytes(st, 1), &e->strings, err);
 	}
 	sqlite3_finalize(st);
 	if (rc) {
 		next_cache_free(nc);
-		return rc;
+		return rc < 0 ? rc : 0; /* too many rows, or a malformed list: read per request */
 	}
 	for (int d = 0; d < e->ndocs; d++)
 		nc->start[d + 1] += nc->start[d];
@@ -206,46 +231,61 @@ int next_cache_load(atlas_engine *e, atlas_error *err)
 /* The reason a stored candidate row gives (its signal, weight and detail), with the detail's text
  * copied into a. Returns 1, or 0 for a signal this build does not know (no weight, no reason), or
  * -1 when out of memory. */
-static int row_reason(reason *out, const char *sig, double w, const char *detail, atlas_arena *a)
+static int row_reason(reason *out, const next_row *row, atlas_arena *a)
 {
 	reason r = { R_GRAPH, 0, NULL, 0 };
-	bool text = true;
-	if (strncmp(sig, "guide_", 6) == 0) {
+	double w = row->weight;
+	const char *detail = row->detail;
+	size_t n = (size_t)row->ndetail;
+	switch (row->signal) {
+	case NEXT_GUIDE_PREV:
+	case NEXT_GUIDE_NEXT:
+	case NEXT_GUIDE_START: {
 		/* detail: guide id|step|guide title */
-		const char *bar1 = strchr(detail, '|'), *bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
+		const char *bar1 = memchr(detail, '|', n);
+		const char *bar2 = bar1 ? memchr(bar1 + 1, '|', n - (size_t)(bar1 + 1 - detail)) : NULL;
 		r.kind = R_STEP;
-		r.step = bar1 ? atoi(bar1 + 1) : 0;
-		r.w = strcmp(sig + 6, "prev") == 0 ? NEXT_W_GUIDE_PREV
-		      : strcmp(sig + 6, "next") == 0 ? NEXT_W_GUIDE_NEXT : NEXT_W_GUIDE_START;
-		const char *title = bar2 ? bar2 + 1 : "";
-		r.detail = atlas_arena_strndup(a, title, strlen(title));
-	} else if (strcmp(sig, "link_out") == 0) {
+		r.step = bar1 ? atoi_n(bar1 + 1, n - (size_t)(bar1 + 1 - detail)) : 0;
+		r.w = row->signal == NEXT_GUIDE_PREV ? NEXT_W_GUIDE_PREV
+		      : row->signal == NEXT_GUIDE_NEXT ? NEXT_W_GUIDE_NEXT : NEXT_W_GUIDE_START;
+		const char *title = bar2 ? bar2 + 1 : detail + n;
+		r.detail = atlas_arena_strndup(a, title, (size_t)(detail + n - title));
+		break;
+	}
+	case NEXT_LINK_OUT:
 		r.kind = R_LINK_OUT;
 		r.w = NEXT_W_LINK_OUT;
-	} else if (strcmp(sig, "link_in") == 0) {
+		break;
+	case NEXT_LINK_IN:
 		r.kind = R_LINK_IN;
 		r.w = NEXT_W_LINK_IN;
-	} else if (strcmp(sig, "builds_on") == 0) {
+		break;
+	case NEXT_BUILDS_ON:
 		r.kind = R_BUILDS_ON;
 		r.w = NEXT_W_BUILDS_ON;
-	} else if (strcmp(sig, "prereq") == 0) {
+		break;
+	case NEXT_PREREQ:
 		r.kind = R_PREREQ;
 		r.w = NEXT_W_PREREQ;
-	} else if (strcmp(sig, "same_topic") == 0 || strcmp(sig, "topic_member") == 0) {
-		r.kind = sig[0] == 's' ? R_TOPIC : R_TOPIC_MEMBER;
+		break;
+	case NEXT_TOPIC:
+	case NEXT_TOPIC_START:
+		r.kind = row->signal == NEXT_TOPIC ? R_TOPIC : R_TOPIC_MEMBER;
 		r.w = r.kind == R_TOPIC ? NEXT_W_TOPIC : NEXT_W_TOPIC_MEMBER * w;
-		r.detail = atlas_arena_strndup(a, detail, strlen(detail));
-	} else if (strcmp(sig, "similar") == 0) {
+		r.detail = atlas_arena_strndup(a, detail, n);
+		break;
+	case NEXT_SIMILAR:
 		r.kind = R_SIMILAR;
 		r.w = NEXT_W_SIMILAR * w;
-		r.detail = atlas_arena_strndup(a, detail, strlen(detail));
-	} else if (strcmp(sig, "graph") == 0) {
+		r.detail = atlas_arena_strndup(a, detail, n);
+		break;
+	case NEXT_GRAPH:
 		r.kind = R_GRAPH;
 		r.w = NEXT_W_GRAPH * w;
-	} else
-		text = false; /* a signal this build does not know: no weight, no reason */
-	if (!text)
-		return 0;
+		break;
+	default:
+		return 0; /* a signal this build does not know: no weight, no reason */
+	}
 	if ((r.kind == R_STEP || r.kind == R_TOPIC || r.kind == R_TOPIC_MEMBER || r.kind == R_SIMILAR) &&
 	    !r.detail)
 		return -1; /* out of memory for its detail */
@@ -299,21 +339,23 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 	} else {
 		sqlite3_stmt *st = e->st_next;
 		sqlite3_bind_int(st, 1, e->docs[src].id);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			int d = doc_of_id(e, sqlite3_column_int(st, 0));
-			if (d < 0)
-				continue;
-			nx *c = slot_for(&all, &n, &cap, d);
-			if (!c)
-				break;
-			const char *sig = (const char *)sqlite3_column_text(st, 1);
-			double w = sqlite3_column_double(st, 2);
-			const char *detail = (const char *)sqlite3_column_text(st, 3);
-			reason r;
-			if (!sig || !detail || row_reason(&r, sig, w, detail, &details) <= 0)
-				continue;
-			c->score += r.w;
-			add_reason(c, &r);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			/* one row: the page's packed candidates, read until the end or a malformed one */
+			const unsigned char *at = sqlite3_column_blob(st, 0);
+			const unsigned char *end = at ? at + sqlite3_column_bytes(st, 0) : NULL;
+			next_row row;
+			while (at && next_rows_get(&at, end, &row) == 1) {
+				int d = doc_of_id(e, row.dst);
+				reason r;
+				if (d < 0 || row_reason(&r, &row, &details) <= 0)
+					continue;
+				nx *c = slot_for(&all, &n, &cap, d);
+				if (!c)
+					break;
+				c->score += r.w;
+				add_reason(c, &r);
+			}
 		}
 		sqlite3_reset(st);
 	}

@@ -1,11 +1,13 @@
 """Reading an index's packed columns from Python: section bodies (zstd frames against the index's
-dictionary, common/compress.c) and token spans (common/spans.c).
+dictionary, common/compress.c), token spans (common/spans.c) and read-next candidates
+(common/next_rows.c).
 
 Shared by tests/indexer and tests/relevance. zstd is reached through ctypes, in the libzstd.so.1
 that the programs themselves link to.
 """
 import ctypes
 import ctypes.util
+import struct
 
 STORED_RAW, STORED_ZSTD = 0, 1
 SPAN_LEN_BITS, SPAN_ESCAPE = 6, 0xff
@@ -100,3 +102,33 @@ def spans(blob, parts):
         prev = start + length
         in_part += 1
     return out
+
+
+# common/next_rows.h: signal codes, and the flags of a row's first byte
+SIGNALS = ['guide_next', 'guide_prev', 'guide_start', 'link_out', 'link_in', 'builds_on', 'prereq',
+           'same_topic', 'topic_member', 'similar', 'graph']
+ROW_CODE_MASK, ROW_WEIGHT_ONE, ROW_DETAIL = 0x3f, 0x40, 0x80
+
+
+def next_rows(db, src=None):
+    """Every read-next candidate of the index (of page src only, when given), as (src, seq, dst,
+    signal, weight, detail) with seq numbering a page's rows from 0 in the order stored."""
+    sql = 'SELECT src, rows FROM next_candidates' + (' WHERE src = ?' if src is not None else '')
+    for s, blob in db.execute(sql + ' ORDER BY src', () if src is None else (src,)):
+        i, seq = 0, 0
+        while i < len(blob):
+            head = blob[i]
+            i += 1
+            dst, i = read_varint(blob, i)
+            weight = 1.0
+            if not head & ROW_WEIGHT_ONE:
+                weight = struct.unpack_from('<d', blob, i)[0]
+                i += 8
+            detail = ''
+            if head & ROW_DETAIL:
+                n, i = read_varint(blob, i)
+                detail = blob[i:i + n].decode('utf-8')
+                i += n
+            code = head & ROW_CODE_MASK
+            yield s, seq, dst, SIGNALS[code] if code < len(SIGNALS) else str(code), weight, detail
+            seq += 1

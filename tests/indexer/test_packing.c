@@ -1,11 +1,13 @@
 /* test_packing.c - what the index stores packed comes back as it went in: section texts compressed
  * with and without a trained dictionary (common/compress.h), token spans in their byte code
- * (common/spans.h); damaged input is refused, never read past. usage: test_packing */
+ * (common/spans.h), read-next candidates packed by page (common/next_rows.h); damaged input is
+ * refused, never read past. usage: test_packing */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compress.h"
+#include "next_rows.h"
 #include "spans.h"
 
 static int checks, failures;
@@ -184,10 +186,58 @@ static void test_spans(void)
 	      "a varint past 32 bits is refused");
 }
 
+static void test_next_rows(void)
+{
+	static const next_row rows[] = {
+		{ 3, NEXT_LINK_OUT, 1.0, "the library", 11 },
+		{ 70000, NEXT_SIMILAR, 0.2210832387, "cpython, mock, infra", 20 },
+		{ 12, NEXT_GRAPH, 0.0, "", 0 },
+		{ 1, NEXT_TOPIC_START, 1.0 / 3, "ai-ml/agents", 12 },
+		{ 2147483647, NEXT_GUIDE_NEXT, 1.0, "4|1|Guide — a route", 22 },
+		{ 9, 40, -1.5, "", 0 }, /* a code this build does not know is carried as it is */
+	};
+	int n = (int)(sizeof(rows) / sizeof(rows[0]));
+	strbuf blob = STRBUF_INIT;
+	for (int i = 0; i < n; i++)
+		check(next_rows_put(&blob, &rows[i]) == 0, "a row is packed");
+	next_row bad = { -1, NEXT_GRAPH, 1.0, "", 0 };
+	check(next_rows_put(&blob, &bad) == ATLAS_EINVAL, "a negative doc id is refused");
+	bad = (next_row){ 1, 64, 1.0, "", 0 };
+	check(next_rows_put(&blob, &bad) == ATLAS_EINVAL, "a code past six bits is refused");
+	const unsigned char *p = (const unsigned char *)blob.buf, *end = p + blob.len;
+	next_row r;
+	int i = 0, got;
+	while ((got = next_rows_get(&p, end, &r)) == 1 && i < n) {
+		char msg[120];
+		snprintf(msg, sizeof(msg), "row %d back as packed", i);
+		check(r.dst == rows[i].dst && r.signal == rows[i].signal && r.weight == rows[i].weight &&
+			      r.ndetail == rows[i].ndetail && memcmp(r.detail, rows[i].detail, (size_t)r.ndetail) == 0,
+		      msg);
+		i++;
+	}
+	check(got == 0 && i == n, "every row read, then the end");
+	check(strcmp(next_signal_name(NEXT_SIMILAR), "similar") == 0 && next_signal_code("graph") == NEXT_GRAPH &&
+		      next_signal_code("none") == -1 && !next_signal_name(NEXT_NSIGNALS),
+	      "signal names and codes");
+	/* every cut: whole rows, then a refusal or the end, never a read past it */
+	for (size_t cut = 0; cut < blob.len; cut++) {
+		unsigned char *part = malloc(cut ? cut : 1);
+		memcpy(part, blob.buf, cut);
+		const unsigned char *q = part, *qend = part + cut;
+		int rows_read = 0;
+		while ((got = next_rows_get(&q, qend, &r)) == 1)
+			rows_read++;
+		check(q <= qend && rows_read < n, "a cut list reads no row past its end");
+		free(part);
+	}
+	strbuf_free(&blob);
+}
+
 int main(void)
 {
 	test_compress();
 	test_spans();
+	test_next_rows();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

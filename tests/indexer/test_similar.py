@@ -19,6 +19,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from indexlib import next_rows  # noqa: E402
+
 RARE = 'zyzzogeton quixotry'
 REPEATS = 700  # each word's weighted count then 700, past the packed limit of 511.5
 
@@ -63,12 +66,12 @@ def main():
         for pair, reason, least in ((wide, 'zyzzogeton', 0.5), (packed, None, 0.0)):
             paths = ['/' + n[:-3] for n in pair]
             for a, b in (paths, paths[::-1]):
-                row = db.execute("SELECT dst, weight, detail FROM next_candidates WHERE src = ? AND "
-                                 "signal = 'similar' ORDER BY weight DESC, seq LIMIT 1", (ids[a],)).fetchone()
-                if not row:
+                similar = sorted((r for r in next_rows(db, ids[a]) if r[3] == 'similar'),
+                                 key=lambda r: (-r[4], r[1]))
+                if not similar:
                     failures.append(f'{a}: no similar page')
                     continue
-                dst, weight, detail = row
+                dst, weight, detail = similar[0][2], similar[0][4], similar[0][5]
                 if dst != ids[b] or weight <= least:
                     failures.append(f'{a}: most similar is doc {dst} at {weight:.3f}, not its twin {b} (doc {ids[b]})')
                 if reason and reason not in detail:

@@ -27,6 +27,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from indexlib import next_rows  # noqa: E402
+
 DEPTH = 50
 METHODS = ["engine", "random", "same-topic", "text-similarity", "link-only", "hugo-tags"]
 
@@ -57,7 +60,7 @@ class Baselines:
         self.keywords = {i: {k.strip().lower() for k in kw.split(";") if k.strip()}
                          for i, kw in db.execute("SELECT id, keywords FROM docs")}
         self.sim, self.links = {}, {}
-        for s, d, sig, w in db.execute("SELECT src, dst, signal, weight FROM next_candidates"):
+        for s, _, d, sig, w, _ in next_rows(db):
             if sig == "similar":
                 self.sim.setdefault(s, {})[d] = w
             elif sig in ("link_out", "link_in"):

@@ -1,0 +1,61 @@
+/* next_rows.h - a page's read-next candidates packed in one blob (next_candidates.rows), written
+ * by the indexer's signals thread, read by the query side. */
+#ifndef ATLAS_NEXT_ROWS_H
+#define ATLAS_NEXT_ROWS_H
+
+#include "strbuf.h"
+
+/* The signals, by name and by the code a packed row holds. */
+#define SIG_GUIDE_NEXT "guide_next"     /* detail: guide id, step number, guide title */
+#define SIG_GUIDE_PREV "guide_prev"
+#define SIG_GUIDE_START "guide_start"   /* from a guide to its first step */
+#define SIG_LINK_OUT "link_out"         /* the source page links to the candidate; detail: its text */
+#define SIG_LINK_IN "link_in"           /* the candidate links to the source page */
+#define SIG_BUILDS_ON "builds_on"       /* the candidate lists the source as a prerequisite */
+#define SIG_PREREQ "prereq"             /* the source lists the candidate as a prerequisite */
+#define SIG_TOPIC "same_topic"          /* detail: the shared topic path */
+#define SIG_TOPIC_START "topic_member"  /* from a topic page to a member explainer */
+#define SIG_SIMILAR "similar"           /* weight: cosine; detail: the shared terms */
+#define SIG_GRAPH "graph"               /* weight: personalized PageRank, normalized to the best */
+
+enum {
+	NEXT_GUIDE_NEXT,
+	NEXT_GUIDE_PREV,
+	NEXT_GUIDE_START,
+	NEXT_LINK_OUT,
+	NEXT_LINK_IN,
+	NEXT_BUILDS_ON,
+	NEXT_PREREQ,
+	NEXT_TOPIC,
+	NEXT_TOPIC_START,
+	NEXT_SIMILAR,
+	NEXT_GRAPH,
+	NEXT_NSIGNALS
+};
+
+/* The name of signal code (NULL for a code this build does not know). */
+const char *next_signal_name(int code);
+
+/* The code of a signal name, or -1. */
+int next_signal_code(const char *name);
+
+/* One candidate of a page. */
+typedef struct next_row {
+	int dst;            /* the candidate's doc id */
+	int signal;         /* its code; one this build does not know is read as it is */
+	double weight;
+	const char *detail; /* ndetail bytes, not NUL-terminated */
+	int ndetail;
+} next_row;
+
+/* Appends r to out, a page's packed rows: a byte of signal code and flags (weight 1, a detail),
+ * the doc id as a varint, the weight (an IEEE double, least significant byte first; not stored
+ * when 1), the detail's length as a varint and its bytes (when not empty). Returns 0, ATLAS_ENOMEM, or ATLAS_EINVAL for a code or doc id out of range. */
+int next_rows_put(strbuf *out, const next_row *r);
+
+/* Reads the row at *p (before end) into r, its detail pointing into the blob, and advances *p.
+ * Returns 1, 0 at the end of the blob, or -1 when the blob is malformed (a field running past its
+ * end, a doc id out of range). */
+int next_rows_get(const unsigned char **p, const unsigned char *end, next_row *r);
+
+#endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "varint.h"
 
 /* The first byte of a row: the signal code in the low bits, and two flags. */
 #define ROW_CODE_MASK 0x3fu
@@ -34,40 +35,6 @@ int next_signal_code(const char *name)
 	return -1;
 }
 
-/* Appends v as a varint (7 bits a byte, low bits first). */
-static int put_varint(strbuf *out, unsigned v)
-{
-	char b[5];
-	int n = 0;
-	do {
-		b[n] = (char)(v & 0x7f);
-		v >>= 7;
-		if (v)
-			b[n] = (char)(b[n] | 0x80);
-		n++;
-	} while (v);
-	return strbuf_append(out, b, (size_t)n);
-}
-
-/* Reads one varint of at most 32 bits at *p; returns 0 and advances *p, or -1. */
-static int get_varint(const unsigned char **p, const unsigned char *end, unsigned *v)
-{
-	unsigned r = 0;
-	for (int shift = 0; shift < 35; shift += 7) {
-		if (*p >= end)
-			return -1;
-		unsigned char b = *(*p)++;
-		if (shift == 28 && b > 0x0f)
-			return -1;
-		r |= (unsigned)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = r;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 int next_rows_put(strbuf *out, const next_row *r)
 {
 	if (r->signal < 0 || (unsigned)r->signal > ROW_CODE_MASK || r->dst < 0 || r->ndetail < 0)
@@ -79,7 +46,7 @@ int next_rows_put(strbuf *out, const next_row *r)
 		head |= ROW_DETAIL;
 	int rc = strbuf_append(out, (const char *)&head, 1);
 	if (!rc)
-		rc = put_varint(out, (unsigned)r->dst);
+		rc = atlas_varint_put(out, (unsigned)r->dst);
 	if (!rc && !(head & ROW_WEIGHT_ONE)) {
 		/* the double's bits, least significant byte first */
 		uint64_t bits;
@@ -90,7 +57,7 @@ int next_rows_put(strbuf *out, const next_row *r)
 		rc = strbuf_append(out, b, sizeof(b));
 	}
 	if (!rc && (head & ROW_DETAIL)) {
-		rc = put_varint(out, (unsigned)r->ndetail);
+		rc = atlas_varint_put(out, (unsigned)r->ndetail);
 		if (!rc)
 			rc = strbuf_append(out, r->detail, (size_t)r->ndetail);
 	}
@@ -102,7 +69,7 @@ int next_rows_get(const unsigned char **p, const unsigned char *end, next_row *r
 	if (*p >= end)
 		return 0;
 	unsigned head = *(*p)++, dst, n = 0;
-	if (get_varint(p, end, &dst) || dst > INT_MAX)
+	if (atlas_varint_get(p, end, &dst) || dst > INT_MAX)
 		return -1;
 	r->signal = (int)(head & ROW_CODE_MASK);
 	r->dst = (int)dst;
@@ -116,7 +83,7 @@ int next_rows_get(const unsigned char **p, const unsigned char *end, next_row *r
 		memcpy(&r->weight, &bits, sizeof(bits));
 		*p += 8;
 	}
-	if ((head & ROW_DETAIL) && (get_varint(p, end, &n) || n > (unsigned)(end - *p)))
+	if ((head & ROW_DETAIL) && (atlas_varint_get(p, end, &n) || n > (unsigned)(end - *p)))
 		return -1;
 	r->detail = (const char *)*p;
 	r->ndetail = (int)n;

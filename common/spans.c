@@ -4,31 +4,12 @@
 #include <limits.h>
 #include <stdlib.h>
 
-/**************************************************************************************************
-** Varints: 7 bits a byte, low bits first, high bit set on every byte but the last.
-*/
-
-/* Reads one varint at *p (before end); returns 0 and advances *p, or -1 when it runs past end or
- * past 32 bits. */
-static int get_varint(const unsigned char **p, const unsigned char *end, unsigned *v)
-{
-	unsigned r = 0;
-	for (int shift = 0; shift < 35; shift += 7) {
-		if (*p >= end)
-			return -1;
-		unsigned char b = *(*p)++;
-		r |= (unsigned)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = r;
-			return 0;
-		}
-	}
-	return -1;
-}
+#include "varint.h"
 
 /**************************************************************************************************
-** Writing. Each token is the gap from the previous token's end and its length: one byte
-** (SPAN_GAP_BITS of gap, SPAN_LEN_BITS of length) when the gap is 0 to 3 and the length below 63,
+** Writing. Each token is the gap from the previous token's end and its length: one byte (the
+** gap in the top two bits, the length in the low SPAN_LEN_BITS) when the gap is 0 to 3 and the
+** length below 63,
 ** as nearly every word's is; otherwise SPAN_ESCAPE, then the gap (zigzag, since identifier parts
 ** may overlap a compound's range) and the length as varints.
 */
@@ -151,7 +132,7 @@ int atlas_spans_decode(atlas_span *out, int from, int to, const unsigned char *b
 		} else {
 			unsigned zz;
 			p++;
-			if (get_varint(&p, end, &zz) || get_varint(&p, end, &len))
+			if (atlas_varint_get(&p, end, &zz) || atlas_varint_get(&p, end, &len))
 				return -1;
 			gap = (zz & 1) ? -(long)((zz + 1) >> 1) : (long)(zz >> 1);
 		}

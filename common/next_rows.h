@@ -6,10 +6,10 @@
 #include "strbuf.h"
 
 /* The signals, by name and by the code a packed row holds. */
-#define SIG_GUIDE_NEXT "guide_next"     /* detail: guide id, step number, guide title */
+#define SIG_GUIDE_NEXT "guide_next"     /* detail: "guide id|step number" */
 #define SIG_GUIDE_PREV "guide_prev"
 #define SIG_GUIDE_START "guide_start"   /* from a guide to its first step */
-#define SIG_LINK_OUT "link_out"         /* the source page links to the candidate; detail: its text */
+#define SIG_LINK_OUT "link_out"         /* the source page links to the candidate */
 #define SIG_LINK_IN "link_in"           /* the candidate links to the source page */
 #define SIG_BUILDS_ON "builds_on"       /* the candidate lists the source as a prerequisite */
 #define SIG_PREREQ "prereq"             /* the source lists the candidate as a prerequisite */

@@ -96,7 +96,7 @@ static int page_of(const corpus *c, const char *path)
 
 static void graph_signals(out_ctx *o, const corpus *c, const int *id_of)
 {
-	char path[1100], detail[1200];
+	char path[1100], detail[32];
 	int *seen = calloc((size_t)c->npages + 1, sizeof(int)); /* target -> 1 + last page linking it */
 	if (!seen) {
 		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory for read-next candidates");
@@ -115,13 +115,13 @@ static void graph_signals(out_ctx *o, const corpus *c, const int *id_of)
 					continue;
 				step++;
 				if (step == 1) {
-					snprintf(detail, sizeof(detail), "%d|1|%s", id_of[gi], g->title);
+					snprintf(detail, sizeof(detail), "%d|1", id_of[gi]);
 					emit(o, id_of[gi], id_of[cur], NEXT_GUIDE_START, 1.0, detail);
 				}
 				if (prev >= 0) {
-					snprintf(detail, sizeof(detail), "%d|%d|%s", id_of[gi], step, g->title);
+					snprintf(detail, sizeof(detail), "%d|%d", id_of[gi], step);
 					emit(o, id_of[prev], id_of[cur], NEXT_GUIDE_NEXT, 1.0, detail);
-					snprintf(detail, sizeof(detail), "%d|%d|%s", id_of[gi], step - 1, g->title);
+					snprintf(detail, sizeof(detail), "%d|%d", id_of[gi], step - 1);
 					emit(o, id_of[cur], id_of[prev], NEXT_GUIDE_PREV, 1.0, detail);
 				}
 				prev = cur;
@@ -136,7 +136,7 @@ static void graph_signals(out_ctx *o, const corpus *c, const int *id_of)
 			if (t < 0 || t == pi || seen[t] == pi + 1)
 				continue;
 			seen[t] = pi + 1; /* once per target */
-			emit(o, id_of[pi], id_of[t], NEXT_LINK_OUT, 1.0, p->links[k].text);
+			emit(o, id_of[pi], id_of[t], NEXT_LINK_OUT, 1.0, ""); /* its text is in links */
 			if (p->type != PAGE_SITE)
 				emit(o, id_of[t], id_of[pi], NEXT_LINK_IN, 1.0, "");
 		}

@@ -139,7 +139,7 @@ struct next_cache {
 	} *rows;
 };
 
-static int row_reason(reason *out, const next_row *row, atlas_arena *a);
+static int row_reason(reason *out, const atlas_engine *e, const next_row *row, atlas_arena *a);
 
 /* The number the decimal digits at the start of s[0..n) make (0 when none; stops short of
  * overflow). */
@@ -172,7 +172,7 @@ static int cache_page(next_cache *nc, int *n_rows, int *cap, const atlas_engine 
 	while ((got = next_rows_get(&p, end, &row)) == 1) {
 		int d = doc_of_id(e, row.dst);
 		reason r;
-		int made = d < 0 ? 0 : row_reason(&r, &row, strings);
+		int made = d < 0 ? 0 : row_reason(&r, e, &row, strings);
 		if (made < 0)
 			return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading read-next candidates");
 		if (made == 0)
@@ -228,10 +228,10 @@ int next_cache_load(atlas_engine *e, atlas_error *err)
 	return 0;
 }
 
-/* The reason a stored candidate row gives (its signal, weight and detail), with the detail's text
- * copied into a. Returns 1, or 0 for a signal this build does not know (no weight, no reason), or
- * -1 when out of memory. */
-static int row_reason(reason *out, const next_row *row, atlas_arena *a)
+/* The reason a stored candidate row of e gives (its signal, weight and detail), with the detail's
+ * text copied into a (a guide's title is e's). Returns 1, or 0 for a signal this build does not
+ * know (no weight, no reason), or -1 when out of memory. */
+static int row_reason(reason *out, const atlas_engine *e, const next_row *row, atlas_arena *a)
 {
 	reason r = { R_GRAPH, 0, NULL, 0 };
 	double w = row->weight;
@@ -241,15 +241,14 @@ static int row_reason(reason *out, const next_row *row, atlas_arena *a)
 	case NEXT_GUIDE_PREV:
 	case NEXT_GUIDE_NEXT:
 	case NEXT_GUIDE_START: {
-		/* detail: guide id|step|guide title */
-		const char *bar1 = memchr(detail, '|', n);
-		const char *bar2 = bar1 ? memchr(bar1 + 1, '|', n - (size_t)(bar1 + 1 - detail)) : NULL;
+		/* detail: guide id|step; the reason names the guide by its title */
+		const char *bar = memchr(detail, '|', n);
+		int guide = doc_of_id(e, atoi_n(detail, n));
 		r.kind = R_STEP;
-		r.step = bar1 ? atoi_n(bar1 + 1, n - (size_t)(bar1 + 1 - detail)) : 0;
+		r.step = bar ? atoi_n(bar + 1, n - (size_t)(bar + 1 - detail)) : 0;
 		r.w = row->signal == NEXT_GUIDE_PREV ? NEXT_W_GUIDE_PREV
 		      : row->signal == NEXT_GUIDE_NEXT ? NEXT_W_GUIDE_NEXT : NEXT_W_GUIDE_START;
-		const char *title = bar2 ? bar2 + 1 : detail + n;
-		r.detail = atlas_arena_strndup(a, title, (size_t)(detail + n - title));
+		r.detail = guide >= 0 ? e->docs[guide].title : "";
 		break;
 	}
 	case NEXT_LINK_OUT:
@@ -348,7 +347,7 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 			while (at && next_rows_get(&at, end, &row) == 1) {
 				int d = doc_of_id(e, row.dst);
 				reason r;
-				if (d < 0 || row_reason(&r, &row, &details) <= 0)
+				if (d < 0 || row_reason(&r, e, &row, &details) <= 0)
 					continue;
 				nx *c = slot_for(&all, &n, &cap, d);
 				if (!c)

@@ -776,35 +776,6 @@ typedef struct edge {
 	float w;
 } edge;
 
-typedef struct graph {
-	edge **adj;
-	int *deg, *cap;
-	float *wsum;
-	int n;
-} graph;
-
-static void add_edge(graph *g, int a, int b, float w)
-{
-	if (a == b || a < 0 || b < 0)
-		return;
-	for (int k = 0; k < g->deg[a]; k++)
-		if (g->adj[a][k].to == b) {
-			g->adj[a][k].w += w;
-			g->wsum[a] += w;
-			return;
-		}
-	if (g->deg[a] == g->cap[a]) {
-		int cap = g->cap[a] ? g->cap[a] * 2 : 8;
-		edge *e = realloc(g->adj[a], (size_t)cap * sizeof(edge));
-		if (!e)
-			return;
-		g->adj[a] = e;
-		g->cap[a] = cap;
-	}
-	g->adj[a][g->deg[a]++] = (edge){ b, w };
-	g->wsum[a] += w;
-}
-
 /* A page's state during the pushes from one source, with what the push reads of its edges, in
  * one place: a push visits a page's neighbours in a graph larger than the cache, and state kept in
  * separate arrays cost a cache miss per array per visit (most of this step at 100,000 pages). */
@@ -817,32 +788,97 @@ typedef struct ppr_node {
 	unsigned char was;  /* touched by this source's pushes */
 } ppr_node;
 
-/* The graph in flat form: every page's edges, in the order they were added, one after another.
- * Returns a node array (owned by the caller, NULL when out of memory) and sets *edges (owned by
- * the caller). */
-static ppr_node *ppr_flatten(const graph *g, edge **edges)
+/* The page graph in flat form, made in two walks of the corpus's edges: the first counts each
+ * page's edges (room[a]), the second writes them, in the order met, into the room so made, an
+ * edge met again adding its weight to the first. Nothing per page is allocated. */
+typedef struct graph {
+	ppr_node *nodes;
+	edge *edges;
+	size_t *room;   /* first walk: edges met from each page; NULL in the second */
+} graph;
+
+static void add_edge(graph *g, int a, int b, float w)
 {
-	size_t total = 0, n = g->n > 0 ? (size_t)g->n : 1;
-	for (int i = 0; i < g->n; i++)
-		total += (size_t)g->deg[i];
-	ppr_node *nodes = calloc(n, sizeof(ppr_node));
-	*edges = malloc((total ? total : 1) * sizeof(edge));
-	if (!nodes || !*edges || total > INT32_MAX) {
-		free(nodes);
-		free(*edges);
-		*edges = NULL;
-		return NULL;
+	if (a == b || a < 0 || b < 0)
+		return;
+	if (g->room) {
+		g->room[a]++;
+		return;
 	}
-	int off = 0;
-	for (int i = 0; i < g->n; i++) {
-		nodes[i].wsum = g->wsum[i];
-		nodes[i].deg = g->deg[i];
-		nodes[i].off = off;
-		if (g->deg[i])
-			memcpy(*edges + off, g->adj[i], (size_t)g->deg[i] * sizeof(edge));
-		off += g->deg[i];
+	ppr_node *x = &g->nodes[a];
+	edge *adj = g->edges + x->off;
+	x->wsum += w;
+	for (int k = 0; k < x->deg; k++)
+		if (adj[k].to == b) {
+			adj[k].w += w;
+			return;
+		}
+	adj[x->deg++] = (edge){ b, w };
+}
+
+/* Adds every edge of c's page graph to g: a link both ways (1 forward, 0.5 back), a
+ * prerequisite both ways (0.5 to it, 1 from it), consecutive guide steps both ways (1.5
+ * forward, 0.5 back). */
+static void walk_edges(graph *g, const corpus *c)
+{
+	char path[1100];
+	for (int pi = 0; pi < c->npages; pi++) {
+		const page *pg = &c->pages[pi];
+		for (int k = 0; pg->type != PAGE_TOPIC && k < pg->nlinks; k++) {
+			int t = page_of(c, pg->links[k].target);
+			add_edge(g, pi, t, 1.0f);
+			add_edge(g, t, pi, 0.5f);
+		}
+		for (int k = 0; k < pg->nprereqs; k++) {
+			snprintf(path, sizeof(path), "/%s", pg->prereqs[k]);
+			int t = page_of(c, path);
+			add_edge(g, pi, t, 0.5f);
+			add_edge(g, t, pi, 1.0f);
+		}
+		int prev = -1;
+		for (int s = 0; s < pg->ngsecs; s++)
+			for (int k = 0; k < pg->gsecs[s].nsteps; k++) {
+				snprintf(path, sizeof(path), "/%s", pg->gsecs[s].steps[k]);
+				int t = page_of(c, path);
+				if (t < 0)
+					continue;
+				if (prev >= 0) {
+					add_edge(g, prev, t, 1.5f);
+					add_edge(g, t, prev, 0.5f);
+				}
+				prev = t;
+			}
 	}
-	return nodes;
+}
+
+/* Makes c's page graph into g (nodes and edges owned by the caller). Returns 0 or ATLAS_ENOMEM
+ * (nothing left allocated). */
+static int make_graph(graph *g, const corpus *c)
+{
+	size_t n = c->npages > 0 ? (size_t)c->npages : 1, total = 0;
+	g->room = calloc(n, sizeof(size_t));
+	g->nodes = calloc(n, sizeof(ppr_node));
+	g->edges = NULL;
+	if (g->room && g->nodes) {
+		walk_edges(g, c);
+		for (int i = 0; i < c->npages; i++) {
+			g->nodes[i].off = (int)total;
+			total += g->room[i];
+			if (total > INT32_MAX)
+				break;
+		}
+		if (total <= INT32_MAX)
+			g->edges = malloc((total ? total : 1) * sizeof(edge));
+	}
+	free(g->room);
+	g->room = NULL;
+	if (!g->edges) {
+		free(g->nodes);
+		g->nodes = NULL;
+		return ATLAS_ENOMEM;
+	}
+	walk_edges(g, c);
+	return 0;
 }
 
 /* The graph candidates, computed apart from the other signals (on a thread of their own: they read
@@ -889,50 +925,15 @@ static void ppr_compute(ppr_job *j)
 {
 	const corpus *c = j->c;
 	int n = c->npages;
-	graph g = { calloc((size_t)n, sizeof(edge *)), calloc((size_t)n, sizeof(int)),
-		    calloc((size_t)n, sizeof(int)), calloc((size_t)n, sizeof(float)), n };
 	int *queue = malloc((size_t)n * sizeof(int)), *touched = malloc((size_t)n * sizeof(int));
 	scored *top = malloc((size_t)n * sizeof(scored));
-	ppr_node *nodes = NULL;
-	edge *edges = NULL;
-	char path[1100];
+	graph g = { NULL, NULL, NULL };
 	if (n == 0)
 		goto out;
-	if (!g.adj || !g.deg || !g.cap || !g.wsum || !queue || !touched || !top)
+	if (!queue || !touched || !top || make_graph(&g, c))
 		goto out_of_memory;
-	for (int pi = 0; pi < n; pi++) {
-		const page *pg = &c->pages[pi];
-		for (int k = 0; pg->type != PAGE_TOPIC && k < pg->nlinks; k++) {
-			int t = page_of(c, pg->links[k].target);
-			add_edge(&g, pi, t, 1.0f);
-			add_edge(&g, t, pi, 0.5f);
-		}
-		for (int k = 0; k < pg->nprereqs; k++) {
-			snprintf(path, sizeof(path), "/%s", pg->prereqs[k]);
-			int t = page_of(c, path);
-			add_edge(&g, pi, t, 0.5f);
-			add_edge(&g, t, pi, 1.0f);
-		}
-		int prev = -1;
-		for (int s = 0; s < pg->ngsecs; s++)
-			for (int k = 0; k < pg->gsecs[s].nsteps; k++) {
-				snprintf(path, sizeof(path), "/%s", pg->gsecs[s].steps[k]);
-				int t = page_of(c, path);
-				if (t < 0)
-					continue;
-				if (prev >= 0) {
-					add_edge(&g, prev, t, 1.5f);
-					add_edge(&g, t, prev, 0.5f);
-				}
-				prev = t;
-			}
-	}
-	if (!(nodes = ppr_flatten(&g, &edges)))
-		goto out_of_memory;
-	for (int i = 0; i < n; i++) {
-		free(g.adj[i]);
-		g.adj[i] = NULL;
-	}
+	ppr_node *nodes = g.nodes;
+	const edge *edges = g.edges;
 	for (int src = 0; src < n && !j->rc; src++) {
 		if (c->pages[src].type == PAGE_SITE || nodes[src].deg == 0)
 			continue;
@@ -989,14 +990,8 @@ static void ppr_compute(ppr_job *j)
 out_of_memory:
 	j->rc = ATLAS_ENOMEM;
 out:
-	for (int i = 0; g.adj && i < n; i++)
-		free(g.adj[i]);
-	free(g.adj);
-	free(g.deg);
-	free(g.cap);
-	free(g.wsum);
-	free(nodes);
-	free(edges);
+	free(g.nodes);
+	free(g.edges);
 	free(queue);
 	free(touched);
 	free(top);

@@ -353,8 +353,8 @@ int engine_section_row(atlas_engine *e, int sec, section_text *out)
 /* Copies every section's text into the engine, decompressed, when the index is held in memory and
  * the texts are small (SECTION_TEXTS_MAX, against meta's section_text_bytes): a hit's sections are
  * then read without a statement each. Leaves e->texts NULL otherwise. Returns 0, ATLAS_ENOMEM, or
- * ATLAS_EINVAL when a stored text does not decompress. */
-static int load_section_texts(atlas_engine *e, atlas_error *err)
+ * ATLAS_EINVAL when a stored text does not decompress (the message names path, the index). */
+static int load_section_texts(atlas_engine *e, const char *path, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	const char *bytes = atlas_engine_meta(e, "section_text_bytes");
@@ -372,7 +372,7 @@ static int load_section_texts(atlas_engine *e, atlas_error *err)
 					   (size_t)sqlite3_column_bytes(st, 3), err))) {
 			char why[sizeof(err->msg)];
 			snprintf(why, sizeof(why), "%s", err ? err->msg : "");
-			rc = atlas_error_set(err, rc, "section %d: %s", n + 1, why);
+			rc = atlas_error_set(err, rc, "%s: section %d: %s", path, n + 1, why);
 			break;
 		}
 		section_text *x = &t[n];
@@ -829,7 +829,7 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 	if ((rc = load_meta(e, err)) || (rc = load_docs(e, err)) || (rc = link_top_topics(e, err)) ||
 	    (rc = index_titles(e, err)) ||
 	    (rc = load_sections(e, err)) || (rc = load_dictionaries(e, err)) ||
-	    (rc = load_section_texts(e, err)) ||
+	    (rc = load_section_texts(e, path, err)) ||
 	    (rc = load_col_sizes(e, err)) || (rc = load_vocab(e, err)) ||
 	    (rc = load_synonyms(e, err)) || (rc = prepare_all(e, err)) || (rc = next_cache_load(e, err)))
 		goto fail;

@@ -170,6 +170,10 @@ typedef struct section_tokens {
 ** and body columns, and each section's are cut from them, so that a page is analyzed once, not
 ** once more for its spans. A part whose column was not seen, or whose text is not the column's,
 ** is analyzed on its own, as before; either way the spans are the same.
+**
+** The same tap records every token FTS5 gets for the title, keywords, headings and description
+** columns, and gives them again when the fields table indexes those texts, so that they are
+** analyzed once for both tables.
 */
 
 enum { COL_TITLE, COL_HEADINGS, COL_DESCRIPTION, COL_BODY, NCOLS };
@@ -184,11 +188,32 @@ typedef struct column_spans {
 	int next;       /* the first span not yet given to a section */
 } column_spans;
 
+/* One token as FTS5 got it: its flags, its source range, its text at bytes[off, off + len). */
+typedef struct recorded_token {
+	int flags, start, end, off, len;
+} recorded_token;
+
+enum { REC_TITLE, REC_KEYWORDS, REC_HEADINGS, REC_DESCRIPTION, NREC };
+
+/* A column of the row being inserted whose tokens are kept for the fields table. */
+typedef struct column_tokens {
+	const char *text;
+	int n;
+	bool taken;     /* its text was offered since the row's insert began */
+	bool whole;     /* every token of it kept */
+	recorded_token *tok;
+	int count, cap;
+	strbuf bytes;
+} column_tokens;
+
 typedef struct row_tap {
 	atlas_tap tap;
 	bool armed;     /* the fts row's insert is running */
+	bool replaying; /* the fields row's insert is running */
 	column_spans col[NCOLS];
 	column_spans *cur;
+	column_tokens rec[NREC];
+	column_tokens *rec_cur;
 } row_tap;
 
 static int tap_token(void *ctx, int tflags, const char *tok, int n, int start, int end)
@@ -231,9 +256,69 @@ static atlas_token_fn tap_begin(void *ctx, const char *text, int n)
 	return NULL;
 }
 
+static int rec_token(void *ctx, int tflags, const char *tok, int n, int start, int end)
+{
+	column_tokens *c = ((row_tap *)ctx)->rec_cur;
+	if (!c->whole)
+		return SQLITE_OK;
+	if (c->count == c->cap) {
+		int cap = c->cap ? c->cap * 2 : 256;
+		recorded_token *more = realloc(c->tok, (size_t)cap * sizeof(*more));
+		if (!more) {
+			c->whole = false; /* analyzed again for the fields table */
+			return SQLITE_OK;
+		}
+		c->tok = more;
+		c->cap = cap;
+	}
+	c->tok[c->count++] = (recorded_token){ tflags, start, end, (int)c->bytes.len, n };
+	if (strbuf_append(&c->bytes, tok, (size_t)n))
+		c->whole = false;
+	return SQLITE_OK;
+}
+
+static atlas_token_fn tap_record(void *ctx, const char *text, int n)
+{
+	row_tap *t = ctx;
+	if (!t->armed)
+		return NULL;
+	for (int k = 0; k < NREC; k++) {
+		column_tokens *c = &t->rec[k];
+		if (c->text == text && c->n == n && !c->taken) {
+			c->taken = c->whole = true;
+			c->count = 0;
+			strbuf_reset(&c->bytes);
+			t->rec_cur = c;
+			return rec_token;
+		}
+	}
+	return NULL;
+}
+
+/* Gives fn the tokens recorded for text[0..n), if a column of the row holds it whole: returns 1
+ * with fn's last answer in *rc, or 0 (the text is then analyzed). */
+static int tap_replay(void *ctx, const char *text, int n, atlas_token_fn fn, void *fn_ctx, int *rc)
+{
+	row_tap *t = ctx;
+	if (!t->replaying)
+		return 0;
+	for (int k = 0; k < NREC; k++) {
+		const column_tokens *c = &t->rec[k];
+		if (c->text != text || c->n != n || !c->taken || !c->whole)
+			continue;
+		*rc = SQLITE_OK;
+		for (int i = 0; i < c->count && *rc == SQLITE_OK; i++) {
+			const recorded_token *x = &c->tok[i];
+			*rc = fn(fn_ctx, x->flags, c->bytes.buf + x->off, x->len, x->start, x->end);
+		}
+		return 1;
+	}
+	return 0;
+}
+
 /* Starts a row: the texts its columns will be given. */
-static void tap_row(row_tap *t, const char *title, const char *headings, const char *description,
-		    const char *body, size_t nbody, size_t nheadings)
+static void tap_row(row_tap *t, const char *title, const char *keywords, const char *headings,
+		    const char *description, const char *body, size_t nbody, size_t nheadings)
 {
 	const char *text[NCOLS] = { title, headings, description, body };
 	int n[NCOLS] = { (int)strlen(title), (int)nheadings, (int)strlen(description), (int)nbody };
@@ -243,10 +328,21 @@ static void tap_row(row_tap *t, const char *title, const char *headings, const c
 		t->col[k].seen = false;
 		t->col[k].count = t->col[k].next = 0;
 	}
+	const char *rtext[NREC] = { title, keywords, headings, description };
+	int rn[NREC] = { n[COL_TITLE], (int)strlen(keywords), n[COL_HEADINGS], n[COL_DESCRIPTION] };
+	for (int k = 0; k < NREC; k++) {
+		t->rec[k].text = rtext[k];
+		t->rec[k].n = rn[k];
+		t->rec[k].taken = t->rec[k].whole = false;
+	}
 }
 
 static void tap_free(row_tap *t)
 {
+	for (int k = 0; k < NREC; k++) {
+		free(t->rec[k].tok);
+		strbuf_free(&t->rec[k].bytes);
+	}
 	for (int k = 0; k < NCOLS; k++)
 		free(t->col[k].sp);
 }
@@ -403,8 +499,9 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 					 " VALUES(?,?,?,?,?)");
 	if (!rc)
 		rc = prepare(w, &dt, "INSERT OR IGNORE INTO doc_topics VALUES(?,?)");
-	row_tap tap = { { tap_begin, NULL }, false, { { 0 } }, NULL };
-	tap.tap.ctx = &tap;
+	row_tap tap;
+	memset(&tap, 0, sizeof(tap));
+	tap.tap = (atlas_tap){ tap_begin, tap_record, tap_replay, &tap };
 	section_places places = { NULL, NULL, NULL, 0 };
 	if (!rc)
 		rc = atlas_analyzer_set_tap(w->db, &tap.tap, w->err);
@@ -476,7 +573,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		rc = step_reset(w, doc, "insert document");
 		/* the full-text row first: its analysis gives the sections' spans */
 		if (!rc) {
-			tap_row(&tap, p->title, strbuf_str(&heads), p->description,
+			tap_row(&tap, p->title, strbuf_str(&kw), strbuf_str(&heads), p->description,
 				strbuf_str(&body), body.len, heads.len);
 			sqlite3_bind_int(fts, 1, id);
 			sqlite3_bind_text(fts, 2, p->title, -1, SQLITE_STATIC);
@@ -516,7 +613,9 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 			sqlite3_bind_text(fields, 3, strbuf_str(&kw), -1, SQLITE_STATIC);
 			sqlite3_bind_text(fields, 4, strbuf_str(&heads), -1, SQLITE_STATIC);
 			sqlite3_bind_text(fields, 5, p->description, -1, SQLITE_STATIC);
+			tap.replaying = true; /* the texts the fts row recorded, not analyzed again */
 			rc = step_reset(w, fields, "insert into fields");
+			tap.replaying = false;
 		}
 		for (int t = 0; !rc && t < p->ntopics; t++) {
 			sqlite3_bind_int(dt, 1, id);

@@ -17,6 +17,7 @@
 
 #include "analyzer.h"
 #include "engine_internal.h"
+#include "postings.h"
 #include "fts_functions.h"
 #include "parse.h"
 #include "rank.h"
@@ -660,6 +661,10 @@ typedef struct index_image {
 	unsigned char *bytes;
 	int refs;
 	struct index_image *next;
+	/* the full-text postings, read by the first engine asked to hold them */
+	pthread_mutex_t postings_lock;
+	bool postings_read;
+	atlas_postings *postings; /* NULL when too large to hold */
 } index_image;
 
 static pthread_mutex_t images_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -692,6 +697,7 @@ static index_image *image_acquire(FILE *f, const struct stat *sb)
 	im->size = sb->st_size;
 	im->mtime = sb->st_mtim;
 	im->refs = 1;
+	pthread_mutex_init(&im->postings_lock, NULL);
 	im->next = images;
 	images = im;
 	pthread_mutex_unlock(&images_lock);
@@ -710,6 +716,8 @@ static void image_release(index_image *im)
 				*pp = im->next;
 				break;
 			}
+		postings_free(im->postings);
+		pthread_mutex_destroy(&im->postings_lock);
 		free(im->bytes);
 		free(im);
 	}
@@ -855,10 +863,29 @@ fail:
 	return rc ? rc : ATLAS_ESQL;
 }
 
+int atlas_engine_hold_postings(atlas_engine *e, atlas_error *err)
+{
+	index_image *im = e->image;
+	if (e->postings || !im || !e->rec.sizes)
+		return 0;
+	int rc = 0;
+	pthread_mutex_lock(&im->postings_lock);
+	if (!im->postings_read && !(rc = postings_load(&im->postings, e->db, e->ndocs, err)))
+		im->postings_read = true;
+	const atlas_postings *p = im->postings;
+	pthread_mutex_unlock(&im->postings_lock);
+	if (rc || !p)
+		return rc;
+	if (postings_query_new(&e->postings, p))
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory holding the postings");
+	return 0;
+}
+
 void atlas_engine_free(atlas_engine *e)
 {
 	if (!e)
 		return;
+	postings_query_free(e->postings);
 	sqlite3_finalize(e->st_match);
 	sqlite3_finalize(e->st_stem_df);
 	sqlite3_finalize(e->st_match_fields);

@@ -125,6 +125,7 @@ struct atlas_engine {
 	struct next_cache *next_cache; /* read-next candidates held in memory, or NULL (next.c) */
 	int nsections;
 	match_record rec;       /* atlas_rank's matches of the current query */
+	struct postings_query *postings; /* searches over the held full-text index, or NULL (postings.h) */
 	int *col_sizes;         /* tokens per fts column of every page, for atlas_rank */
 	/* per-query scratch, sized ndocs */
 	unsigned *mark;

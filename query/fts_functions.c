@@ -42,6 +42,71 @@ static int record_inst(match_record *r, int phrase, int col, int off)
 }
 
 /**************************************************************************************************
+** Scoring a row.
+*/
+
+static const double rank_weight[FTS_NCOLS] = { RANK_W_TITLE, RANK_W_KEYWORDS, RANK_W_HEADINGS,
+					       RANK_W_DESCRIPTION, RANK_W_BODY };
+
+void rank_row_begin(rank_row *r, match_record *rec, const int *len, const double *avg)
+{
+	r->rec = rec;
+	memcpy(r->len, len, sizeof(r->len));
+	r->avg = avg;
+	r->score = 0;
+	r->recorded = true;
+	memset(r->tf, 0, sizeof(r->tf));
+	r->any = false;
+	rec->row_phrases = rec->row_title = rec->row_keywords = 0;
+	rec->row_start = rec->ninst;
+}
+
+void rank_row_inst(rank_row *r, int p, int col, int off)
+{
+	if (col < 0 || col >= FTS_NCOLS)
+		return;
+	r->tf[col]++;
+	r->any = true;
+	if (r->recorded && record_inst(r->rec, p, col, off))
+		r->recorded = false;
+}
+
+void rank_row_phrase_end(rank_row *r, int p)
+{
+	match_record *rec = r->rec;
+	if (!r->any)
+		return;
+	if (p < 63) {
+		sqlite3_int64 bit = (sqlite3_int64)1 << p;
+		rec->row_phrases |= bit;
+		if (r->tf[FTS_TITLE])
+			rec->row_title |= bit;
+		if (r->tf[FTS_KEYWORDS])
+			rec->row_keywords |= bit;
+	}
+	double t = 0;
+	for (int c = 0; c < FTS_NCOLS; c++)
+		if (r->tf[c])
+			t += rank_weight[c] * r->tf[c] / (1.0 - RANK_BM25_B + RANK_BM25_B * r->len[c] / r->avg[c]);
+	double idf = p < rec->nidf ? rec->idf[p] : 1.0;
+	r->score += idf * t * (RANK_BM25_K1 + 1.0) / (t + RANK_BM25_K1);
+	memset(r->tf, 0, sizeof(r->tf));
+	r->any = false;
+}
+
+double rank_row_end(rank_row *r)
+{
+	match_record *rec = r->rec;
+	if (r->recorded)
+		rec->row_n = rec->ninst - rec->row_start;
+	else {
+		rec->ninst = rec->row_start; /* what fitted of this row is dropped: all or nothing */
+		rec->row_n = -1;
+	}
+	return r->score;
+}
+
+/**************************************************************************************************
 ** atlas_rank.
 */
 
@@ -53,8 +118,6 @@ static int record_inst(match_record *r, int phrase, int col, int off)
 static void aux_rank(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3_context *out, int argc,
 		     sqlite3_value **argv)
 {
-	static const double weight[FTS_NCOLS] = { RANK_W_TITLE, RANK_W_KEYWORDS, RANK_W_HEADINGS,
-						  RANK_W_DESCRIPTION, RANK_W_BODY };
 	(void)argc;
 	(void)argv;
 	match_record *rec = api->xUserData(ctx);
@@ -91,47 +154,17 @@ static void aux_rank(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3_cont
 			api->xColumnSize(ctx, c, &len[c]);
 		}
 	int nphrase = api->xPhraseCount(ctx);
-	double score = 0;
-	rec->row_phrases = rec->row_title = rec->row_keywords = 0;
-	rec->row_start = rec->ninst;
-	bool recorded = true;
+	rank_row r;
+	rank_row_begin(&r, rec, len, avg);
 	for (int p = 0; p < nphrase && p < FTS_MAX_PHRASES; p++) {
 		Fts5PhraseIter it;
 		int col = -1, off = -1;
-		int tf[FTS_NCOLS] = { 0 };
-		int any = 0;
 		rec->phrase_size[p] = api->xPhraseSize(ctx, p);
 		for (api->xPhraseFirst(ctx, p, &it, &col, &off); col >= 0; api->xPhraseNext(ctx, &it, &col, &off))
-			if (col < FTS_NCOLS) {
-				tf[col]++;
-				any = 1;
-				if (recorded && record_inst(rec, p, col, off))
-					recorded = false;
-			}
-		if (!any)
-			continue;
-		if (p < 63) {
-			sqlite3_int64 bit = (sqlite3_int64)1 << p;
-			rec->row_phrases |= bit;
-			if (tf[FTS_TITLE])
-				rec->row_title |= bit;
-			if (tf[FTS_KEYWORDS])
-				rec->row_keywords |= bit;
-		}
-		double t = 0;
-		for (int c = 0; c < FTS_NCOLS; c++)
-			if (tf[c])
-				t += weight[c] * tf[c] / (1.0 - RANK_BM25_B + RANK_BM25_B * len[c] / avg[c]);
-		double idf = p < rec->nidf ? rec->idf[p] : 1.0;
-		score += idf * t * (RANK_BM25_K1 + 1.0) / (t + RANK_BM25_K1);
+			rank_row_inst(&r, p, col, off);
+		rank_row_phrase_end(&r, p);
 	}
-	if (recorded)
-		rec->row_n = rec->ninst - rec->row_start;
-	else {
-		rec->ninst = rec->row_start; /* what fitted of this row is dropped: all or nothing */
-		rec->row_n = -1;
-	}
-	sqlite3_result_double(out, score);
+	sqlite3_result_double(out, rank_row_end(&r));
 }
 
 int fts_functions_register(sqlite3 *db, match_record *rec)

@@ -6,6 +6,7 @@
 #define ATLAS_FTS_FUNCTIONS_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
 
 #include "schema.h"
 
@@ -41,6 +42,26 @@ typedef struct match_record {
 	double idf[FTS_MAX_PHRASES];
 	int nidf;
 } match_record;
+
+/* One row being scored (BM25F over the weighted columns, rank.h's constants, the record's IDFs)
+ * and recorded: rank_row_begin, then for each phrase of the expression in order, each of its
+ * matches in the row with rank_row_inst (column, then position, ascending) and
+ * rank_row_phrase_end; rank_row_end gives the score. atlas_rank scores FTS5's rows so, and the
+ * engine its own (postings.h), so the two score alike. The record's row_* describe the row once
+ * it ends. */
+typedef struct rank_row {
+	match_record *rec;
+	int len[FTS_NCOLS];        /* tokens of each column of the row */
+	const double *avg;         /* average tokens per column */
+	double score;
+	int tf[FTS_NCOLS];         /* the current phrase's matches per column */
+	bool any, recorded;
+} rank_row;
+
+void rank_row_begin(rank_row *r, match_record *rec, const int *len, const double *avg);
+void rank_row_inst(rank_row *r, int p, int col, int off);
+void rank_row_phrase_end(rank_row *r, int p);
+double rank_row_end(rank_row *r);
 
 /* Frees the record's arena. Accepts NULL. */
 void match_record_free(match_record *r);

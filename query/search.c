@@ -10,6 +10,7 @@
 
 #include "engine_internal.h"
 #include "parse.h"
+#include "postings.h"
 #include "rank.h"
 #include "spans.h"
 #include "stopwords.h"
@@ -639,44 +640,88 @@ static void build_expressions(plan *pl)
 ** Retrieval and ranking.
 */
 
+/* Takes one row a MATCH expression gave, scored b, with the match record's row_* describing it:
+ * the page becomes a candidate of the query, keeping its best score and what it matched. */
+typedef struct row_sink {
+	atlas_engine *e;
+	bool strict, fields_only;
+	int rows;
+} row_sink;
+
+static void take_row(void *ctx, sqlite3_int64 rowid, double b)
+{
+	row_sink *s = ctx;
+	atlas_engine *e = s->e;
+	s->rows++;
+	int d = (int)rowid - 1; /* doc ids are 1..ndocs in order */
+	if (d < 0 || d >= e->ndocs)
+		return;
+	candidate *c = &e->cand[d];
+	if (e->mark[d] != e->generation) {
+		e->mark[d] = e->generation;
+		e->touched[e->ntouched++] = d;
+		memset(c, 0, sizeof(*c));
+		c->inst_n = -1;
+	}
+	/* the all-words and any-word expressions number their phrases alike */
+	c->strict |= s->strict;
+	c->phrases |= e->rec.row_phrases;
+	c->title_phrases |= e->rec.row_title;
+	c->keyword_phrases |= e->rec.row_keywords;
+	if (!s->fields_only && e->rec.row_n >= 0) {
+		c->inst_start = e->rec.row_start;
+		c->inst_n = e->rec.row_n;
+	}
+	if (b > c->bm25)
+		c->bm25 = b;
+}
+
+/* Whether the plan's expressions are evaluated over the postings the engine holds: its phrases
+ * added to them in the order build_expressions writes them (the positive terms' alternatives, then
+ * the negated terms'), one group per term. False when the engine holds none or a phrase is not one
+ * they evaluate as FTS5 would. */
+static bool held_expression(atlas_engine *e, const plan *pl)
+{
+	if (!e->postings)
+		return false;
+	postings_reset(e->postings);
+	for (int neg = 0; neg < 2; neg++)
+		for (int i = 0; i < pl->nterms; i++) {
+			const qterm *t = &pl->terms[i];
+			if (neg ? !t->negated : t->negated || t->stop)
+				continue;
+			for (int k = 0; k < t->nalts; k++) {
+				unsigned cols = t->alt_titled[k] ? (1u << FTS_TITLE) | (1u << FTS_KEYWORDS)
+								 : POSTINGS_ALL_COLUMNS;
+				if (postings_add(e->postings, e->analyzer, t->alts[k], cols, i, neg))
+					return false;
+			}
+		}
+	return true;
+}
+
 /* Runs one MATCH expression over the whole pages (fts) or, when fields_only, over their
  * important fields (the fields table: the fts columns but body, same rowids and column order, so
  * atlas_rank scores them alike), scoring every row and keeping what it matched; matches kept from
- * the fields alone are not all of the page's. Adds to *rows the rows seen. Returns 0 or ATLAS_ESQL. */
-static int run_match(atlas_engine *e, const char *expr, bool strict, bool fields_only,
+ * the fields alone are not all of the page's. With held, the expression (whole pages only) is
+ * evaluated over the engine's postings instead, to the same rows, scores and matches. Adds to
+ * *rows the rows seen. Returns 0 or ATLAS_ESQL. */
+static int run_match(atlas_engine *e, const char *expr, bool strict, bool fields_only, bool held,
 		     int *rows, atlas_error *err)
 {
+	row_sink sink = { e, strict, fields_only, 0 };
+	if (held && !fields_only && postings_run(e->postings, &e->rec, strict, take_row, &sink) >= 0) {
+		*rows += sink.rows;
+		return 0;
+	}
 	sqlite3_stmt *st = fields_only ? e->st_match_fields : e->st_match;
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
 	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		++*rows;
-		sqlite3_int64 rowid = sqlite3_column_int64(st, 0);
-		int d = (int)rowid - 1; /* doc ids are 1..ndocs in order */
-		if (d < 0 || d >= e->ndocs)
-			continue;
-		candidate *c = &e->cand[d];
-		if (e->mark[d] != e->generation) {
-			e->mark[d] = e->generation;
-			e->touched[e->ntouched++] = d;
-			memset(c, 0, sizeof(*c));
-			c->inst_n = -1;
-		}
-		double b = sqlite3_column_double(st, 1);
-		/* the all-words and any-word expressions number their phrases alike */
-		c->strict |= strict;
-		c->phrases |= e->rec.row_phrases;
-		c->title_phrases |= e->rec.row_title;
-		c->keyword_phrases |= e->rec.row_keywords;
-		if (!fields_only && e->rec.row_n >= 0) {
-			c->inst_start = e->rec.row_start;
-			c->inst_n = e->rec.row_n;
-		}
-		if (b > c->bm25)
-			c->bm25 = b;
-	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		take_row(&sink, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1));
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
+	*rows += sink.rows;
 	if (rc != SQLITE_DONE)
 		return atlas_error_set(err, ATLAS_ESQL, "search failed: %s", sqlite3_errmsg(e->db));
 	return 0;
@@ -1695,10 +1740,11 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	e->rec.ninst = 0;
 	memcpy(e->rec.idf, pl.idf, sizeof(pl.idf));
 	e->rec.nidf = pl.nidf;
+	bool held = held_expression(e, &pl);
 	for (int pass = all_first ? 0 : 1; pass < 2 && found < want; pass++) {
 		for (int fields = broad ? 0 : 1; fields < 2 && found < want; fields++) {
 			nrows = 0;
-			if ((rc = run_match(e, passes[pass], pass == 0, fields == 0, &nrows, err)))
+			if ((rc = run_match(e, passes[pass], pass == 0, fields == 0, held, &nrows, err)))
 				goto out;
 			found = e->ntouched;
 			if (fields == 0 && found >= want)

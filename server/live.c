@@ -128,6 +128,10 @@ static int validate(atlas_engine **out, const char *path, atlas_error *err)
 	if (rc)
 		goto close_engine;
 	atlas_results_free(&r);
+	/* the postings are read here, by the watcher, once for every thread's engine of this file */
+	atlas_error perr = { 0, "" };
+	if (atlas_engine_hold_postings(e, &perr))
+		event("%s: searching through FTS5: %s", path, perr.msg);
 	*out = e;
 	return 0;
 close_engine:
@@ -393,6 +397,8 @@ static void reopen(live *l, local *loc)
 		if (!build || strcmp(build, want) != 0) {
 			atlas_engine_free(e);
 			e = NULL;
+		} else if (atlas_engine_hold_postings(e, &err)) {
+			event("%s: searching through FTS5: %s", l->path, err.msg);
 		}
 	}
 	atlas_engine_free(loc->e);

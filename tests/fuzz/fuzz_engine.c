@@ -29,7 +29,8 @@ atlas_engine *fuzz_engine(void)
 		abort();
 	}
 	atlas_error err = { 0, "" };
-	if (atlas_engine_open(&engine, path, &err)) {
+	/* as atlas-serve holds it: the postings in memory */
+	if (atlas_engine_open(&engine, path, &err) || atlas_engine_hold_postings(engine, &err)) {
 		fprintf(stderr, "fuzz: cannot open the fuzzing index %s: %s\n", path, err.msg);
 		abort();
 	}

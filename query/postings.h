@@ -1,0 +1,67 @@
+/* postings.h - the full-text index of a small index held in memory: every position of every term
+ * of the fts table, read once from FTS5's own index, and a search's MATCH expressions evaluated
+ * over them, rows scored and recorded exactly as atlas_rank scores FTS5's, so that a search runs no
+ * SQLite statement. Engines on the same index file share one, read when the first of them is asked
+ * to hold it (atlas_engine_hold_postings). */
+#ifndef ATLAS_POSTINGS_H
+#define ATLAS_POSTINGS_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+
+#include "analyzer.h"
+#include "error.h"
+#include "fts_functions.h"
+
+/* Positions held at most: 8 bytes each (the real corpus has about a quarter of a million). */
+#define POSTINGS_MAX (2 << 20)
+
+typedef struct atlas_postings atlas_postings;
+
+/* Reads every position of table fts of db, whose rows are 1..ndocs, into *out. Sets *out to NULL
+ * and returns 0 when the index holds more than POSTINGS_MAX positions or a row or position that
+ * the held form cannot represent: the engine then searches through FTS5. Returns ATLAS_ENOMEM or
+ * ATLAS_ESQL with err set on failure. The caller owns *out (postings_free). */
+int postings_load(atlas_postings **out, sqlite3 *db, int ndocs, atlas_error *err);
+
+/* Frees p. Accepts NULL. */
+void postings_free(atlas_postings *p);
+
+/* An expression being evaluated over a postings: the state of one engine's searches (the postings
+ * are shared by the engines of an index and never change). */
+typedef struct postings_query postings_query;
+
+/* Starts the state of searches over p, which must outlive it. Returns 0, or -1 out of memory
+ * (*out NULL). The caller owns *out (postings_query_free). */
+int postings_query_new(postings_query **out, const atlas_postings *p);
+
+/* Frees q. Accepts NULL. */
+void postings_query_free(postings_query *q);
+
+/* Column sets of a phrase: bit c for fts column c. */
+#define POSTINGS_ALL_COLUMNS ((1u << FTS_NCOLS) - 1)
+
+/* Starts a new expression, forgetting the last one. */
+void postings_reset(postings_query *q);
+
+/* Adds the next phrase of the expression: alt, an FTS5 string (quoted, quotes doubled inside, a
+ * '*' after it for a prefix), analyzed by a as FTS5 analyzes a query's strings, matched in the
+ * columns of colmask, as one alternative of group (groups 0..31, numbered in the expression's
+ * order; a negated group's pages are left out). Phrases are numbered in the order they are added,
+ * as FTS5 numbers the phrases of the expression written in that order. Returns 0, or -1 when the
+ * phrase is one the held form does not evaluate as FTS5 would (no token, too many phrases or
+ * tokens, out of memory): the caller then asks FTS5. */
+int postings_add(postings_query *q, atlas_analyzer *a, const char *alt, unsigned colmask, int group,
+		 bool negated);
+
+/* Called for each row the expression matches, in rowid order, with the record's row_* set and
+ * the row's score. */
+typedef void (*postings_row_fn)(void *ctx, sqlite3_int64 rowid, double score);
+
+/* Evaluates the expression: the rows holding a phrase of every positive group (all_groups) or of
+ * any, and of no negated group, each scored and recorded in rec (whose sizes must be set) as
+ * atlas_rank would. Returns the number of rows. */
+int postings_run(postings_query *q, match_record *rec, bool all_groups, postings_row_fn fn,
+		 void *ctx);
+
+#endif

@@ -1,0 +1,164 @@
+/* test_postings.c - an engine holding the index's postings in memory answers every search exactly
+ * as one that asks FTS5: the same JSON body (took_ms aside) for the relevance queries, every
+ * prefix of their last words, and queries written to reach each part of the expressions (phrases,
+ * identifiers, negation, prefixes, column-limited completions, filters, pages past the first).
+ *
+ * usage: test_postings INDEX QUERIES.tsv */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "engine_internal.h"
+#include "json.h"
+
+static int failures, checks;
+
+/* The body of a search, without took_ms; NULL (and a failure) when the search fails. */
+static char *body(atlas_engine *e, const atlas_search_params *p, const char *label)
+{
+	atlas_results r;
+	atlas_error err = {0, ""};
+	if (atlas_search(&r, e, p, &err)) {
+		if (err.code == ATLAS_EINVAL)
+			return strdup("EINVAL");
+		failures++;
+		printf("FAIL  %s: %s\n", label, err.msg);
+		return NULL;
+	}
+	char *s = atlas_json_search(e, &r);
+	atlas_results_free(&r);
+	cJSON *j = s ? cJSON_Parse(s) : NULL;
+	free(s);
+	if (!j) {
+		failures++;
+		printf("FAIL  %s: no JSON body\n", label);
+		return NULL;
+	}
+	cJSON_DeleteItemFromObject(j, "took_ms");
+	s = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	return s;
+}
+
+static void compare(atlas_engine *held, atlas_engine *fts, const char *q)
+{
+	static const atlas_search_params variants[] = {
+	    {NULL, 10, 0, NULL, NULL, false},
+	    {NULL, 20, 5, NULL, NULL, false},
+	    {NULL, 10, 0, "explainer", NULL, true},
+	    {NULL, 5, 0, NULL, "systems", false},
+	};
+	for (size_t v = 0; v < sizeof(variants) / sizeof(*variants); v++) {
+		atlas_search_params p = variants[v];
+		p.q = q;
+		char label[400];
+		snprintf(label, sizeof(label), "'%s' (variant %zu)", q, v);
+		char *a = body(held, &p, label), *b = body(fts, &p, label);
+		checks++;
+		if (a && b && strcmp(a, b) != 0) {
+			failures++;
+			size_t i = 0;
+			while (a[i] && a[i] == b[i])
+				i++;
+			size_t from = i > 60 ? i - 60 : 0;
+			printf(
+			    "FAIL  %s: bodies differ at byte %zu\n  held: %.160s\n  fts5: %.160s\n",
+			    label, i, a + from, b + from);
+		}
+		free(a);
+		free(b);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: test_postings INDEX QUERIES.tsv\n");
+		return 2;
+	}
+	atlas_engine *held = NULL, *fts = NULL;
+	atlas_error err = {0, ""};
+	if (atlas_engine_open(&held, argv[1], &err) || atlas_engine_open(&fts, argv[1], &err) ||
+	    atlas_engine_hold_postings(held, &err)) {
+		printf("FAIL  cannot open %s: %s\n", argv[1], err.msg);
+		return 1;
+	}
+	checks++;
+	if (!held->postings || fts->postings) {
+		failures++;
+		printf("FAIL  the first engine should hold the real corpus's postings, the second "
+		       "not\n");
+	}
+	static const char *const written[] = {
+	    "\"consistent hashing\"",
+	    "cache -redis",
+	    "\"leader election\" -zookeeper",
+	    "raft NOT paxos",
+	    "jax.numpy.einsum",
+	    "jax.jit",
+	    "tpu_lowering_rule",
+	    "fan-out",
+	    "fanout",
+	    "k8s",
+	    "kv cache",
+	    "c++",
+	    "x",
+	    "ab",
+	    "qu",
+	    "shard* rebalanc",
+	    "\"write ahead\" log",
+	    "-cache",
+	    "\"\"",
+	    "**",
+	    "the of and",
+	    "consistent hashing ring virtual nodes rebalance membership gossip protocol "
+	    "failure detector quorum read repair hinted handoff merkle tree anti entropy vector "
+	    "clock",
+	    "\"two phase commit\" -\"three phase\"",
+	    "pallas_call grid",
+	    "XLA HLO fusion",
+	    "gradient chekpointing",
+	    "databse sharding",
+	    "vmap",
+	    "transformr",
+	    "\"a\"",
+	    "rate limiter token bucket",
+	    "b+ tree",
+	    "p99 latency",
+	    "python's GIL",
+	    "GIL",
+	};
+	for (size_t i = 0; i < sizeof(written) / sizeof(*written); i++)
+		compare(held, fts, written[i]);
+	FILE *f = fopen(argv[2], "r");
+	if (!f) {
+		printf("FAIL  cannot read %s\n", argv[2]);
+		return 1;
+	}
+	char line[1024];
+	int nq = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		line[strcspn(line, "\t\n")] = '\0';
+		compare(held, fts, line);
+		nq++;
+		/* the last word as it is typed, letter by letter */
+		char *last = strrchr(line, ' ');
+		last = last ? last + 1 : line;
+		size_t full = strlen(last);
+		for (size_t k = 1; k < full; k++) {
+			char saved = last[k];
+			last[k] = '\0';
+			compare(held, fts, line);
+			last[k] = saved;
+		}
+	}
+	fclose(f);
+	atlas_engine_free(held);
+	atlas_engine_free(fts);
+	printf("%d queries of the file; %d comparisons, %d failed\n", nq, checks, failures);
+	return failures ? 1 : 0;
+}

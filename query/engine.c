@@ -868,6 +868,12 @@ int atlas_engine_hold_postings(atlas_engine *e, atlas_error *err)
 	index_image *im = e->image;
 	if (e->postings || !im || !e->rec.sizes)
 		return 0;
+	/* every token has a position (colocated forms add more): a larger index is not even counted */
+	long long tokens = 0;
+	for (long long i = 0; i < (long long)e->ndocs * FTS_NCOLS; i++)
+		tokens += e->rec.sizes[i];
+	if (tokens > POSTINGS_MAX)
+		return 0;
 	int rc = 0;
 	pthread_mutex_lock(&im->postings_lock);
 	if (!im->postings_read && !(rc = postings_load(&im->postings, e->db, e->ndocs, err)))

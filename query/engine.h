@@ -128,11 +128,11 @@ typedef struct atlas_doc {
  * the engine; on failure *out is NULL and err says why (ATLAS_EIO, ATLAS_ESCHEMA, ATLAS_ESQL). */
 int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err);
 
-/* Holds the index's full-text postings in memory when they are small (postings.h: the real corpus's
- * take about 2 MB and tens of milliseconds to read), so that searches run no SQLite statement,
- * with the same results. For an engine that answers many searches (atlas-serve's); a no-op for a
- * larger index. Returns 0, or ATLAS_ENOMEM or ATLAS_ESQL with err set (the engine still searches,
- * through FTS5). */
+/* Holds the index's full-text postings in memory when they are small (postings.h: the real
+ * corpus's 154,137 positions take about 1.5 MB and under 0.1 s to read), so that searches run no
+ * SQLite statement, with the same results. For an engine that answers many searches
+ * (atlas-serve's); a no-op for a larger index. Returns 0, or ATLAS_ENOMEM or ATLAS_ESQL with err
+ * set (the engine still searches, through FTS5). */
 int atlas_engine_hold_postings(atlas_engine *e, atlas_error *err);
 
 /* Checks every page of the index (PRAGMA quick_check; milliseconds for the real corpus). Returns 0

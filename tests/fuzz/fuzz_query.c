@@ -9,7 +9,9 @@
  *     bytes turned into spaces as the server does: it must never return ATLAS_ESQL (an FTS5
  *     syntax error in an expression the engine built would surface as that) nor any other error
  *     for these valid parameters; hits within the limit, snippets escaped, JSON well formed.
- * (c) atlas_suggest on the same text: a count within bounds, valid documents or terms. */
+ * (c) atlas_suggest on the same text: a count within bounds, valid documents or terms.
+ * (d) the same search through FTS5 (an engine not holding the postings): the same JSON body,
+ *     took_ms aside. */
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -182,6 +184,42 @@ static void check_search(atlas_engine *e, const uint8_t *data, size_t size, cons
 	atlas_results_free(&r);
 }
 
+/* The body of a search without took_ms, or NULL out of memory. */
+static char *search_body(atlas_engine *e, const atlas_search_params *p, int *rc)
+{
+	atlas_results r;
+	atlas_error err = { 0, "" };
+	*rc = atlas_search(&r, e, p, &err);
+	if (*rc)
+		return NULL;
+	char *json = atlas_json_search(e, &r);
+	atlas_results_free(&r);
+	cJSON *parsed = json ? cJSON_Parse(json) : NULL;
+	free(json);
+	if (!parsed)
+		return NULL;
+	cJSON_DeleteItemFromObject(parsed, "took_ms");
+	char *out = cJSON_PrintUnformatted(parsed);
+	cJSON_Delete(parsed);
+	return out;
+}
+
+static void check_same_through_fts5(const uint8_t *data, size_t size, const char *q)
+{
+	atlas_search_params p = { q, 10, 0, NULL, NULL, false };
+	int rc_held = 0, rc_fts5 = 0;
+	char *held = search_body(fuzz_engine(), &p, &rc_held);
+	char *fts5 = search_body(fuzz_engine_fts5(), &p, &rc_fts5);
+	if (rc_held != rc_fts5)
+		fuzz_fail(data, size, "atlas_search returned %d over the held postings, %d through FTS5",
+			  rc_held, rc_fts5);
+	if (held && fts5 && strcmp(held, fts5) != 0)
+		fuzz_fail(data, size, "the held postings and FTS5 answer differently:\n  held: %s\n  fts5: %s",
+			  held, fts5);
+	free(held);
+	free(fts5);
+}
+
 static void check_suggest(atlas_engine *e, const uint8_t *data, size_t size, const char *q)
 {
 	atlas_suggestion s[10];
@@ -212,6 +250,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	q[size] = '\0';
 	atlas_engine *e = fuzz_engine();
 	check_search(e, data, size, q);
+	check_same_through_fts5(data, size, q);
 	check_suggest(e, data, size, q);
 	free(q);
 	return 0;

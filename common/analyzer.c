@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <libstemmer.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -482,14 +483,27 @@ static int fast_split(atlas_analyzer *a, const char *text, int n)
 
 /* Aux mode over text that is ASCII apart from known separators: one token per position (letter
  * and digit runs, split at camelCase humps as split_camel does), emitted as they are found, so a
- * callback that stops early (a snippet window's end) saves the rest of the work. Returns 1 when
- * the text needs unicode61, else 0 or the callback's non-zero value. */
+ * callback that stops early (a snippet window's end) saves the rest of the work. A run without a
+ * capital is passed as it is (it is its own folded form); one with capitals is folded first.
+ * Returns 1 when the text needs unicode61 (nothing emitted then), else 0, SQLITE_NOMEM, or the
+ * callback's non-zero value. */
 static int aux_stream(const char *text, int n, atlas_token_fn fn, void *ctx)
 {
 	const unsigned char *s = (const unsigned char *)text;
-	for (int i = 0; i < n; i++) {
-		if (s[i] < 0x80)
+	/* every non-ASCII character a known separator: ASCII is skipped eight bytes at a time */
+	for (int i = 0; i < n;) {
+		if (i + 8 <= n) {
+			uint64_t w;
+			memcpy(&w, s + i, sizeof(w));
+			if (!(w & 0x8080808080808080ULL)) {
+				i += 8;
+				continue;
+			}
+		}
+		if (s[i] < 0x80) {
+			i++;
 			continue;
+		}
 		int len = (s[i] & 0xE0) == 0xC0 ? 2 : (s[i] & 0xF0) == 0xE0 ? 3 : (s[i] & 0xF8) == 0xF0 ? 4 : 0;
 		if (!len || i + len > n)
 			return 1;
@@ -498,41 +512,49 @@ static int aux_stream(const char *text, int n, atlas_token_fn fn, void *ctx)
 			cp = (cp << 6) | (s[i + k] & 0x3F);
 		if (!known_separator(cp))
 			return 1;
-		i += len - 1;
+		i += len;
 	}
 #define LOWER(c) ((c) >= 'a' && (c) <= 'z')
 #define UPPER(c) ((c) >= 'A' && (c) <= 'Z')
-#define ALNUM(c) (LOWER(c) || UPPER(c) || ((c) >= '0' && (c) <= '9'))
+	/* ascii_class: 1 a lowercase letter or a digit, 2 a capital */
 	int i = 0;
+	char buf[256];
 	while (i < n) {
-		if (!ALNUM(s[i])) {
+		if ((unsigned)(ascii_class[s[i]] - 1) > 1) {
 			i++;
 			continue;
 		}
 		int start = i;
-		while (i < n && ALNUM(s[i]))
-			i++;
-		if (i - start > 255)
-			return 1;
-		char low[256];
+		unsigned classes = 0;
+		while (i < n && (unsigned)(ascii_class[s[i]] - 1) <= 1)
+			classes |= ascii_class[s[i++]];
+		if (!(classes & 2)) {
+			int rc = fn(ctx, 0, text + start, i - start, start, i);
+			if (rc)
+				return rc;
+			continue;
+		}
+		char *low = i - start <= (int)sizeof(buf) ? buf : malloc((size_t)(i - start));
+		if (!low)
+			return SQLITE_NOMEM;
 		for (int k = start; k < i; k++)
 			low[k - start] = (char)(UPPER(s[k]) ? s[k] + 32 : s[k]);
-		int from = start;
-		for (int k = start + 1; k < i; k++) {
+		int from = start, rc = 0;
+		for (int k = start + 1; k < i && !rc; k++) {
 			if (UPPER(s[k]) && (LOWER(s[k - 1]) || (UPPER(s[k - 1]) && k + 1 < i && LOWER(s[k + 1])))) {
-				int rc = fn(ctx, 0, low + (from - start), k - from, from, k);
-				if (rc)
-					return rc;
+				rc = fn(ctx, 0, low + (from - start), k - from, from, k);
 				from = k;
 			}
 		}
-		int rc = fn(ctx, 0, low + (from - start), i - from, from, i);
+		if (!rc)
+			rc = fn(ctx, 0, low + (from - start), i - from, from, i);
+		if (low != buf)
+			free(low);
 		if (rc)
 			return rc;
 	}
 #undef LOWER
 #undef UPPER
-#undef ALNUM
 	return 0;
 }
 

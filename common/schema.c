@@ -26,13 +26,12 @@ const char atlas_schema_sql[] =
 	/* sections of a page in order; ord 0 is the lead (heading: the title; body: the description, a
 	 * newline and the text before the first heading). Their tokens are positions of the fts
 	 * columns: heading_tokens of the headings column (of the title for ord 0), lead_tokens of the
-	 * description (ord 0 only), body_tokens of the body column, in section order; spans holds
-	 * each of those tokens' byte range in heading, then in body (common/spans.h). body is stored
+	 * description (ord 0 only), body_tokens of the body column, in section order: the positions
+	 * the analyzer's aux mode finds in heading, then in body (common/spans.h). body is stored
 	 * compressed (common/compress.h) against the dictionary section_body */
 	"CREATE TABLE sections(id INTEGER PRIMARY KEY, doc_id INTEGER NOT NULL, ord INTEGER NOT NULL,"
 	" level INTEGER NOT NULL, heading TEXT NOT NULL, anchor TEXT NOT NULL, body BLOB NOT NULL,"
-	" heading_tokens INTEGER NOT NULL, lead_tokens INTEGER NOT NULL, body_tokens INTEGER NOT NULL,"
-	" spans BLOB NOT NULL);\n"
+	" heading_tokens INTEGER NOT NULL, lead_tokens INTEGER NOT NULL, body_tokens INTEGER NOT NULL);\n"
 	/* zstd dictionaries of the compressed texts, by name; a name without a row: no dictionary */
 	"CREATE TABLE dictionaries(name TEXT PRIMARY KEY, dict BLOB NOT NULL);\n"
 	/* ranking index over whole pages; contentless, since the text lives in sections */

@@ -1,5 +1,5 @@
 /* varint.h - unsigned varints of at most 32 bits: 7 bits a byte, low bits first, the high bit set on
- * every byte but the last. Shared by the packed columns (spans.c, next_rows.c). */
+ * every byte but the last. Used by the packed read-next rows (next_rows.c). */
 #ifndef ATLAS_VARINT_H
 #define ATLAS_VARINT_H
 

@@ -163,13 +163,14 @@ typedef struct section_tokens {
 } section_tokens;
 
 /**************************************************************************************************
-** Token spans, as the full-text index saw them.
+** Token counts, as the full-text index saw them.
 **
-** A section's spans are the byte ranges of its positions. The tokenizer finds them while FTS5
-** indexes the page's columns: a tap (atlas_tap) keeps those of the title, headings, description
-** and body columns, and each section's are cut from them, so that a page is analyzed once, not
-** once more for its spans. A part whose column was not seen, or whose text is not the column's,
-** is analyzed on its own, as before; either way the spans are the same.
+** A section's parts (heading, lead, body) hold so many positions of the fts columns. The tokenizer
+** finds the positions' spans (byte ranges) while FTS5 indexes the page's columns: a tap
+** (atlas_tap) keeps those of the title, headings, description and body columns, and each
+** section's parts are counted from them, so that a page is analyzed once, not once more for its
+** counts. A part whose column was not seen, or whose text is not the column's, is analyzed on its
+** own; either way the counts are the same.
 **
 ** The same tap records every token FTS5 gets for the title, keywords, headings and description
 ** columns, and gives them again when the fields table indexes those texts, so that they are
@@ -347,11 +348,11 @@ static void tap_free(row_tap *t)
 		free(t->col[k].sp);
 }
 
-/* Appends to sw the spans of text[0..n) (base added to each), which column col holds at [at,
- * at + n): those the tokenizer found there when it saw the column, else from analyzing the text.
- * Returns 0 or an SQLite error code. */
-static int add_part(atlas_spans_writer *sw, atlas_analyzer *a, row_tap *t, int col, int at,
-		    const char *text, int n, int base)
+/* The positions of text[0..n), which column col holds at [at, at + n), into *count: counted from
+ * the spans the tokenizer found there when it saw the column, else by analyzing the text. Returns
+ * 0 or an SQLite error code. */
+static int part_tokens(atlas_analyzer *a, row_tap *t, int col, int at, const char *text, int n,
+		       int *count)
 {
 	column_spans *c = col >= 0 ? &t->col[col] : NULL;
 	if (c && c->seen && at >= 0 && at + n <= c->n) {
@@ -365,10 +366,11 @@ static int add_part(atlas_spans_writer *sw, atlas_analyzer *a, row_tap *t, int c
 		if ((i == 0 || c->sp[i - 1].end <= at) &&
 		    (j == c->count || c->sp[j].start >= at + n)) {
 			c->next = j;
-			return atlas_spans_add_known(sw, c->sp + i, j - i, base - at);
+			*count = j - i;
+			return 0;
 		}
 	}
-	return atlas_spans_add(sw, a, text, n, base);
+	return atlas_spans_count(a, text, n, count);
 }
 
 /* Where a page's sections are in its fts columns: section s's heading at heads_at[s] of the
@@ -379,45 +381,34 @@ typedef struct section_places {
 	int cap;
 } section_places;
 
-/* Writes into out (reset first) the byte range of every token of section s of p, in the order of
- * the fts columns: its heading (the title for the lead section), then its body (for the lead
- * section: the description, then the rest). sw is scratch. Returns 0 or an error code with w->err
- * set. */
-static int section_spans(writer *w, atlas_analyzer *a, atlas_spans_writer *sw, strbuf *out,
-			 section_tokens *tk, const page *p, int s, row_tap *t,
-			 const section_places *pl)
+/* Counts the positions of section s of p in each of its parts (see section_tokens): its heading
+ * (the title for the lead section), its lead (the description, lead section only) and its body.
+ * Returns 0 or an error code with w->err set. */
+static int count_section_tokens(writer *w, atlas_analyzer *a, section_tokens *tk, const page *p,
+				int s, row_tap *t, const section_places *pl)
 {
 	const section *x = &p->secs[s];
 	size_t lead = s == 0 ? (p->lead_len <= x->body_len ? p->lead_len : x->body_len) : 0;
 	const char *body = x->body;
 	int nhead = (int)strlen(x->heading);
-	atlas_spans_part(sw);
 	int rc;
 	if (s == 0)
-		rc = add_part(sw, a, t, strcmp(x->heading, p->title) == 0 ? COL_TITLE : -1, 0,
-			      x->heading, nhead, 0);
+		rc = part_tokens(a, t, strcmp(x->heading, p->title) == 0 ? COL_TITLE : -1, 0, x->heading,
+				 nhead, &tk->heading);
 	else
-		rc = add_part(sw, a, t, COL_HEADINGS, pl->heads_at[s], x->heading, nhead, 0);
-	tk->heading = sw->count;
-	atlas_spans_part(sw);
+		rc = part_tokens(a, t, COL_HEADINGS, pl->heads_at[s], x->heading, nhead, &tk->heading);
 	if (!rc) {
-		bool same = lead == strlen(p->description) &&
-			    memcmp(body, p->description, lead) == 0;
-		rc = add_part(sw, a, t, same ? COL_DESCRIPTION : -1, 0, body, (int)lead, 0);
+		bool same = lead == strlen(p->description) && memcmp(body, p->description, lead) == 0;
+		rc = part_tokens(a, t, same ? COL_DESCRIPTION : -1, 0, body, (int)lead, &tk->lead);
 	}
-	tk->lead = sw->count;
 	if (!rc) {
 		int n = (int)(x->body_len - lead);
 		int col = pl->body_n[s] == n ? COL_BODY : -1;
-		rc = add_part(sw, a, t, col, pl->body_at[s], body + lead, n, (int)lead);
+		rc = part_tokens(a, t, col, pl->body_at[s], body + lead, n, &tk->body);
 	}
-	tk->body = sw->count - tk->lead;
-	int frc = atlas_spans_finish(sw, out);
-	if (!rc)
-		rc = frc;
 	if (rc)
 		return atlas_error_set(w->err, rc == SQLITE_NOMEM ? ATLAS_ENOMEM : ATLAS_ESQL,
-				       "%s: token spans of %s: %s", w->file, p->path, sqlite3_errstr(rc));
+				       "%s: token counts of %s: %s", w->file, p->path, sqlite3_errstr(rc));
 	return 0;
 }
 
@@ -487,7 +478,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	sqlite3_stmt *doc = NULL, *sec = NULL, *fts = NULL, *fields = NULL, *dt = NULL;
 	int rc = prepare(w, &doc, "INSERT INTO docs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (!rc)
-		rc = prepare(w, &sec, "INSERT INTO sections VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+		rc = prepare(w, &sec, "INSERT INTO sections VALUES(?,?,?,?,?,?,?,?,?,?)");
 	atlas_analyzer *a = NULL;
 	if (!rc)
 		rc = atlas_analyzer_new(&a, w->db, w->err);
@@ -507,8 +498,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		rc = atlas_analyzer_set_tap(w->db, &tap.tap, w->err);
 	int sec_id = 1;
 	strbuf kw = STRBUF_INIT, heads = STRBUF_INIT, body = STRBUF_INIT, url = STRBUF_INIT, tj = STRBUF_INIT,
-	       spans = STRBUF_INIT, zbody = STRBUF_INIT;
-	atlas_spans_writer sw = ATLAS_SPANS_WRITER_INIT;
+	       zbody = STRBUF_INIT;
 	for (int id = 1; !rc && id <= c->npages; id++) {
 		const page *p = &c->pages[w->order[id - 1]];
 		if (p->nsecs > places.cap) {
@@ -571,7 +561,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		sqlite3_bind_int(doc, 14, sec_id + p->nsecs - 1);
 		sqlite3_bind_text(doc, 15, p->file, -1, SQLITE_STATIC);
 		rc = step_reset(w, doc, "insert document");
-		/* the full-text row first: its analysis gives the sections' spans */
+		/* the full-text row first: its analysis counts the sections' tokens */
 		if (!rc) {
 			tap_row(&tap, p->title, strbuf_str(&kw), strbuf_str(&heads), p->description,
 				strbuf_str(&body), body.len, heads.len);
@@ -588,12 +578,14 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		for (int s = 0; !rc && s < p->nsecs; s++) {
 			const section *x = &p->secs[s];
 			section_tokens tk;
-			if ((rc = section_spans(w, a, &sw, &spans, &tk, p, s, &tap, &places)))
+			if ((rc = count_section_tokens(w, a, &tk, p, s, &tap, &places)))
 				break;
 			if ((rc = atlas_compress(w->body_z, &zbody, x->body, x->body_len, w->err)))
 				break;
-			stats->section_text_bytes += (long long)(strlen(x->heading) + strlen(x->anchor) +
-								 x->body_len + spans.len);
+			/* what an engine holding the texts keeps: the bytes, and a span for each token */
+			stats->section_text_bytes +=
+				(long long)(strlen(x->heading) + strlen(x->anchor) + x->body_len) +
+				(long long)sizeof(atlas_span) * (tk.heading + tk.lead + tk.body);
 			sqlite3_bind_int(sec, 1, sec_id++);
 			sqlite3_bind_int(sec, 2, id);
 			sqlite3_bind_int(sec, 3, s);
@@ -604,7 +596,6 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 			sqlite3_bind_int(sec, 8, tk.heading);
 			sqlite3_bind_int(sec, 9, tk.lead);
 			sqlite3_bind_int(sec, 10, tk.body);
-			sqlite3_bind_blob(sec, 11, spans.len ? strbuf_str(&spans) : "", (int)spans.len, SQLITE_STATIC);
 			rc = step_reset(w, sec, "insert section");
 		}
 		if (!rc) {
@@ -634,9 +625,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	strbuf_free(&body);
 	strbuf_free(&url);
 	strbuf_free(&tj);
-	strbuf_free(&spans);
 	strbuf_free(&zbody);
-	atlas_spans_writer_free(&sw);
 	sqlite3_finalize(doc);
 	sqlite3_finalize(sec);
 	sqlite3_finalize(fts);

@@ -15,7 +15,8 @@ typedef struct build_stats {
 	int terms;        /* distinct surface terms in the vocabulary */
 	int candidates;   /* read-next candidate rows */
 	long long index_bytes;
-	long long section_text_bytes; /* the sections' headings, anchors, bodies and spans, uncompressed */
+	/* the sections' headings, anchors and bodies, uncompressed, and a span (8 bytes) a token */
+	long long section_text_bytes;
 	char build_id[40];
 #define BUILD_MAX_PHASES 12
 	const char *phase_name[BUILD_MAX_PHASES]; /* static strings */

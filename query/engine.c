@@ -331,7 +331,24 @@ static int load_dictionaries(atlas_engine *e, atlas_error *err)
 	return rc;
 }
 
-int engine_section_row(atlas_engine *e, int sec, section_text *out)
+/* Finds the spans of section sec's text t into l (emptied first): the heading's tokens, then the
+ * body's, the first need of them (need < 0: all). Returns whether they are as many as the index
+ * counts for the section (or need, when fewer). */
+static bool section_spans(atlas_engine *e, atlas_span_list *l, int sec, const section_text *t, int need)
+{
+	const section_info *si = &e->sections[sec];
+	int all = si->nhead + si->nlead + si->nbody;
+	int want = need >= 0 && need < all ? need : all;
+	l->count = 0;
+	if (!t->heading || !t->body ||
+	    atlas_spans_add(l, e->analyzer, t->heading, t->nheading, 0, -1) != SQLITE_OK ||
+	    l->count != si->nhead ||
+	    atlas_spans_add(l, e->analyzer, t->body, t->nbody, 0, want) != SQLITE_OK)
+		return false;
+	return l->count == want;
+}
+
+int engine_section_row(atlas_engine *e, int sec, int need, section_text *out)
 {
 	sqlite3_stmt *st = e->st_section_text;
 	sqlite3_bind_int(st, 1, sec + 1);
@@ -345,9 +362,7 @@ int engine_section_row(atlas_engine *e, int sec, section_text *out)
 	out->nanchor = sqlite3_column_bytes(st, 1);
 	out->body = e->body_buf.buf;
 	out->nbody = (int)e->body_buf.len;
-	out->spans = sqlite3_column_blob(st, 3);
-	out->nspans = sqlite3_column_bytes(st, 3);
-	out->decoded = NULL;
+	out->decoded = section_spans(e, &e->row_spans, sec, out, need) ? e->row_spans.sp : NULL;
 	return 0;
 }
 
@@ -362,7 +377,7 @@ static int load_section_texts(atlas_engine *e, const char *path, atlas_error *er
 	if (!e->in_memory || e->nsections == 0 || !bytes || atoll(bytes) > SECTION_TEXTS_MAX)
 		return 0;
 	section_text *t = atlas_arena_alloc(&e->strings, (size_t)e->nsections * sizeof(*t));
-	if (!t || sqlite3_prepare_v2(e->db, "SELECT id, heading, anchor, body, spans FROM sections ORDER BY id",
+	if (!t || sqlite3_prepare_v2(e->db, "SELECT id, heading, anchor, body FROM sections ORDER BY id",
 				     -1, &st, NULL) != SQLITE_OK)
 		return t ? 0 : atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading section texts");
 	int n = 0, rc = 0;
@@ -385,20 +400,18 @@ static int load_section_texts(atlas_engine *e, const char *path, atlas_error *er
 		x->anchor = atlas_arena_strndup(&e->strings, a ? a : "", a ? (size_t)x->nanchor : 0);
 		x->nbody = (int)e->body_buf.len;
 		x->body = atlas_arena_strndup(&e->strings, e->body_buf.buf, e->body_buf.len);
-		const void *sp = sqlite3_column_blob(st, 4);
-		x->nspans = sqlite3_column_bytes(st, 4);
-		unsigned char *copy = atlas_arena_alloc(&e->strings, (size_t)x->nspans + 1);
-		if (copy && sp)
-			memcpy(copy, sp, (size_t)x->nspans);
-		x->spans = copy;
-		/* decoded once here rather than for every hit showing the section */
-		const section_info *si = &e->sections[n];
-		int parts[2] = { si->nhead, si->nlead + si->nbody }, ntok = parts[0] + parts[1];
-		atlas_span *all = atlas_arena_alloc(&e->strings, (size_t)(ntok ? ntok : 1) * sizeof(*all));
-		x->decoded = all && copy && atlas_spans_decode(all, 0, ntok, copy, x->nspans, parts, 2) == ntok
-				     ? all
-				     : NULL;
-		if (!x->heading || !x->anchor || !x->body || !copy || !all)
+		/* found once here rather than for every hit showing the section */
+		x->decoded = NULL;
+		if (x->heading && x->body && section_spans(e, &e->row_spans, n, x, -1)) {
+			size_t size = (size_t)e->row_spans.count * sizeof(atlas_span);
+			atlas_span *all = atlas_arena_alloc(&e->strings, size ? size : 1);
+			if (all)
+				memcpy(all, e->row_spans.sp, size);
+			x->decoded = all;
+			if (!all)
+				rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading section texts");
+		}
+		if (!x->heading || !x->anchor || !x->body)
 			rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading section texts");
 		n++;
 	}
@@ -637,7 +650,7 @@ static int prepare_all(atlas_engine *e, atlas_error *err)
 		  " WHERE fts MATCH ?1 AND rowid = ?2" },
 		/* one page's matches, when the candidate pass could not keep them */
 		{ &e->st_record, "SELECT atlas_rank(fts) FROM fts WHERE fts MATCH ?1 AND rowid = ?2" },
-		{ &e->st_section_text, "SELECT heading, anchor, body, spans FROM sections WHERE id = ?1" },
+		{ &e->st_section_text, "SELECT heading, anchor, body FROM sections WHERE id = ?1" },
 		{ &e->st_next, "SELECT rows FROM next_candidates WHERE src = ?1" },
 		{ &e->st_guide_steps, "SELECT step, doc_id FROM guide_steps WHERE guide_id = ?1 ORDER BY step" },
 	};
@@ -922,6 +935,7 @@ void atlas_engine_free(atlas_engine *e)
 	free(e->sections);
 	atlas_decompressor_free(e->body_z);
 	strbuf_free(&e->body_buf);
+	atlas_span_list_free(&e->row_spans);
 	next_cache_free(e->next_cache);
 	free(e->col_sizes);
 	match_record_free(&e->rec);

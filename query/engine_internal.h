@@ -70,15 +70,13 @@ typedef struct section_info {
 	int body_pos, nbody;    /* positions in the body column */
 } section_info;
 
-/* A section's stored text: heading, anchor, body (bytes, not NUL-terminated in general) and the
- * packed spans of its tokens; in the engine's copy, also those spans decoded (heading tokens, then
- * lead and body tokens, as atlas_spans_decode gives them for parts { nhead, nlead + nbody }), or
- * NULL when they do not decode to that many. */
+/* A section's text: heading, anchor, body (bytes, not NUL-terminated in general), and the spans of
+ * its tokens (heading tokens, then lead and body tokens: the analyzer's aux mode over heading, then
+ * over body), or NULL when they are not as many as the index counts. */
 typedef struct section_text {
 	const char *heading, *anchor, *body;
-	const unsigned char *spans;
 	const atlas_span *decoded;
-	int nheading, nanchor, nbody, nspans;
+	int nheading, nanchor, nbody;
 } section_text;
 
 /* The engine keeps a copy of every section's text, with its spans decoded (8 bytes a token), when
@@ -122,6 +120,7 @@ struct atlas_engine {
 	section_text *texts;    /* texts[id - 1], in the arena; NULL: read per query from the index */
 	atlas_decompressor *body_z; /* the sections' bodies are stored compressed */
 	strbuf body_buf;        /* the body read last, when the engine holds no copy */
+	atlas_span_list row_spans; /* its spans */
 	struct next_cache *next_cache; /* read-next candidates held in memory, or NULL (next.c) */
 	int nsections;
 	match_record rec;       /* atlas_rank's matches of the current query */
@@ -146,10 +145,11 @@ int next_cache_load(atlas_engine *e, atlas_error *err);
 void next_cache_free(next_cache *nc);
 
 /* Reads section sec (an index in e->sections) from the index with st_section_text into out:
- * heading, anchor and spans from the row (valid until the statement is reset), body
- * decompressed into e->body_buf (valid until the next call). Returns 0, or -1 when the row is
- * missing or its body does not decompress. */
-int engine_section_row(atlas_engine *e, int sec, section_text *out);
+ * heading and anchor from the row (valid until the statement is reset), body decompressed into
+ * e->body_buf and the spans of its first need tokens (need < 0: all) found in e->row_spans (valid
+ * until the next call). Returns 0, or -1 when the row is missing or its body does not
+ * decompress. */
+int engine_section_row(atlas_engine *e, int sec, int need, section_text *out);
 
 /* Folded surface words (or stems) of text, space-separated, appended to out. */
 void engine_normalize(atlas_engine *e, strbuf *out, const char *text, bool stem);

@@ -1462,17 +1462,17 @@ static void score_sections(sections_scratch *x, int ns, const placed *pm, int np
 	}
 }
 
-/* The stored text of section sec (an index in e->sections): the engine's copy when it holds one,
- * else the row read by st_section_text and decompressed, valid until that statement is reset (the
- * caller resets it either way) and the next row is read. Returns false when the row cannot be
- * read. */
-static bool section_row(atlas_engine *e, int sec, section_text *out)
+/* The stored text of section sec (an index in e->sections), with the spans of at least its first
+ * need tokens: the engine's copy when it holds one, else the row read by st_section_text and
+ * decompressed, valid until that statement is reset (the caller resets it either way) and the next
+ * row is read. Returns false when the row cannot be read. */
+static bool section_row(atlas_engine *e, int sec, int need, section_text *out)
 {
 	if (e->texts) {
 		*out = e->texts[sec];
 		return true;
 	}
-	return engine_section_row(e, sec, out) == 0;
+	return engine_section_row(e, sec, need, out) == 0;
 }
 
 /* Best-matching sections of every hit on the page, from the matches the candidate pass recorded:
@@ -1539,30 +1539,16 @@ static void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
 			const sec_match *bm = x.m + nhead_m;
 			int nbody_m = nm - nhead_m;
 			snippet_window(bm, nbody_m, parts[1], 16, false, &from, &to);
-			/* spans decoded only as far as the body's window reaches, unless the engine holds
-			 * them decoded */
-			int need = si->nhead + to;
+			/* the spans found only as far as the body's window reaches, unless the engine holds
+			 * them all */
 			section_text row;
-			if (section_row(e, sec, &row) &&
-			    (row.decoded || !grow((void **)&x.sp, &x.spcap, need, sizeof(*x.sp)))) {
+			if (section_row(e, sec, si->nhead + to, &row) && row.decoded) {
 				const char *heading = row.heading, *anchor = row.anchor, *text = row.body;
 				int nheading = row.nheading, ntext = row.nbody;
-				const atlas_span *sp = row.decoded ? row.decoded : x.sp;
-				int got = need;
-				if (!row.decoded) {
-					/* the heading's spans, then only the body's window */
-					const unsigned char *blob = row.spans;
-					int nb = row.nspans;
-					got = atlas_spans_decode(x.sp, 0, si->nhead, blob, nb, parts, 2);
-					if (got == si->nhead && to > from)
-						got += atlas_spans_decode(x.sp + si->nhead + from, si->nhead + from, need,
-									  blob, nb, parts, 2) + from;
-					else if (got == si->nhead)
-						got = need;
-				}
+				const atlas_span *sp = row.decoded;
 				strbuf *sn = &x.sn, *hb = &x.hb;
 				strbuf_reset(sn);
-				bool has_snippet = got == need && heading && text && anchor &&
+				bool has_snippet = heading && text && anchor &&
 						   render_snippet(sn, text, ntext, sp + si->nhead, parts[1], from, to, bm,
 								  nbody_m, &e->rec, false);
 				/* the hit's snippet and its first section's are one string */

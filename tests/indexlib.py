@@ -1,6 +1,5 @@
 """Reading an index's packed columns from Python: section bodies (zstd frames against the index's
-dictionary, common/compress.c), token spans (common/spans.c) and read-next candidates
-(common/next_rows.c).
+dictionary, common/compress.c) and read-next candidates (common/next_rows.c).
 
 Shared by tests/indexer and tests/relevance. zstd is reached through ctypes, in the libzstd.so.1
 that the programs themselves link to.
@@ -10,7 +9,6 @@ import ctypes.util
 import struct
 
 STORED_RAW, STORED_ZSTD = 0, 1
-SPAN_LEN_BITS, SPAN_ESCAPE = 6, 0xff
 
 _zstd = ctypes.CDLL(ctypes.util.find_library('zstd') or 'libzstd.so.1')
 _zstd.ZSTD_createDCtx.restype = ctypes.c_void_p
@@ -76,32 +74,6 @@ def read_varint(blob, i):
         shift += 7
         if not b & 0x80:
             return v, i
-
-
-def spans(blob, parts):
-    """common/spans.c: per token one byte (the gap from the previous end in its top 2 bits, the
-    length in the low 6), or SPAN_ESCAPE then a zigzag gap and a length as varints; each part's
-    first token relative to 0 (parts: the token count of each). Returns [(start, end)]; raises
-    ValueError or IndexError when the blob is malformed."""
-    out, prev, part, in_part, i = [], 0, 0, 0, 0
-    while i < len(blob):
-        while part < len(parts) and in_part == parts[part]:
-            part, in_part, prev = part + 1, 0, 0
-        b = blob[i]
-        i += 1
-        if b != SPAN_ESCAPE:
-            gap, length = b >> SPAN_LEN_BITS, b & ((1 << SPAN_LEN_BITS) - 1)
-        else:
-            zz, i = read_varint(blob, i)
-            length, i = read_varint(blob, i)
-            gap = -((zz + 1) >> 1) if zz & 1 else zz >> 1
-        start = prev + gap
-        if start < 0:
-            raise ValueError(f'token {len(out)} starts before its text')
-        out.append((start, start + length))
-        prev = start + length
-        in_part += 1
-    return out
 
 
 # common/next_rows.h: signal codes, and the flags of a row's first byte

@@ -1,26 +1,32 @@
-/* fuzz_packed.c - arbitrary bytes as the index's packed columns, which a damaged index file hands
- * to the query side: a stored section body (common/compress.h), a section's token spans
- * (common/spans.h) and a page's read-next rows (common/next_rows.h). The first byte picks the
- * reader; the rest is the column, in a buffer of exactly its size.
+/* fuzz_packed.c - arbitrary bytes as the index's stored columns, which a damaged index file hands
+ * to the query side: a stored section body (common/compress.h), a section's text whose token spans
+ * the engine finds (common/spans.h) and a page's read-next rows (common/next_rows.h). The first
+ * byte picks the reader; the rest is the column, in a buffer of exactly its size.
  *
  * Properties: atlas_decompress returns 0 with a NUL-terminated text or ATLAS_EINVAL with a message,
  * with a trained dictionary and without; atlas_compress then atlas_decompress gives the input back;
- * atlas_spans_decode returns -1 or at most the spans asked for, each starting at 0 or after and
- * ending at or after its start; next_rows_get returns 1, 0 or -1, never moves past the end, and
- * gives details inside the blob. */
+ * aux mode gives the same tokens through its built-in splitter as through unicode61, and
+ * atlas_spans_add as many spans as atlas_spans_count counts, each inside the text, starting at or
+ * after the previous one's start and ending at or after its own start; next_rows_get returns
+ * 1, 0 or -1, never moves past the end, and gives details inside the blob. */
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer.h"
 #include "compress.h"
 #include "fuzz.h"
 #include "next_rows.h"
 #include "spans.h"
 
-/* A compressor and decompressors made once: the dictionary trained on fixed sentences. */
+/* A compressor and decompressors made once (the dictionary trained on fixed sentences), and an
+ * analyzer on an in-memory database. */
 static struct {
 	atlas_compressor *z;
 	atlas_decompressor *with_dict, *plain;
+	sqlite3 *db;
+	atlas_analyzer *analyzer;
 } packers;
 
 static void free_packers(void)
@@ -28,6 +34,8 @@ static void free_packers(void)
 	atlas_compressor_free(packers.z);
 	atlas_decompressor_free(packers.with_dict);
 	atlas_decompressor_free(packers.plain);
+	atlas_analyzer_free(packers.analyzer);
+	sqlite3_close(packers.db);
 }
 
 static void make_packers(void)
@@ -52,7 +60,9 @@ static void make_packers(void)
 	if (atlas_compressor_new(&packers.z, samples.buf, sizes, 256, &err) ||
 	    !(dict = atlas_compressor_dict(packers.z, &n)) ||
 	    atlas_decompressor_new(&packers.with_dict, dict, n, &err) ||
-	    atlas_decompressor_new(&packers.plain, NULL, 0, &err)) {
+	    atlas_decompressor_new(&packers.plain, NULL, 0, &err) ||
+	    sqlite3_open(":memory:", &packers.db) != SQLITE_OK ||
+	    atlas_analyzer_new(&packers.analyzer, packers.db, &err)) {
 		fprintf(stderr, "fuzz_packed: cannot make the packers\n");
 		abort();
 	}
@@ -85,19 +95,42 @@ static void check_round_trip(const uint8_t *data, size_t size, const uint8_t *co
 	strbuf_free(&back);
 }
 
+static int record_token(void *ctx, int tflags, const char *tok, int n, int start, int end)
+{
+	strbuf_printf((strbuf *)ctx, "%d:%.*s:%d:%d|", tflags, n, tok, start, end);
+	return 0;
+}
+
 static void check_spans(const uint8_t *data, size_t size, const uint8_t *col, size_t n)
 {
-	atlas_span out[256];
-	/* the part sizes and the window from the column's first bytes, as a section row gives them */
-	int parts[2] = { n > 0 ? col[0] % 32 : 0, n > 1 ? col[1] : 0 };
-	int from = n > 2 ? col[2] % 128 : 0, to = from + (n > 3 ? col[3] % 128 : 64);
-	const uint8_t *blob = n > 4 ? col + 4 : NULL;
-	int got = atlas_spans_decode(out, from, to, blob, n > 4 ? (int)(n - 4) : 0, parts, 2);
-	if (got < -1 || got > to - from)
-		fuzz_fail(data, size, "atlas_spans_decode returned %d for tokens [%d, %d)", got, from, to);
-	for (int i = 0; i < got; i++)
-		if (out[i].start < 0 || out[i].end < out[i].start)
-			fuzz_fail(data, size, "span %d is [%d, %d)", i, out[i].start, out[i].end);
+	/* the built-in splitter gives what unicode61 gives */
+	strbuf fast = STRBUF_INIT, slow = STRBUF_INIT;
+	int rc_fast = atlas_analyze(packers.analyzer, FTS5_TOKENIZE_AUX, (const char *)col, (int)n, record_token,
+				    &fast);
+	int rc_slow = atlas_analyze(packers.analyzer, FTS5_TOKENIZE_AUX | ATLAS_ANALYZE_UNICODE61, (const char *)col,
+				    (int)n, record_token, &slow);
+	if (!fast.oom && !slow.oom && rc_fast != SQLITE_NOMEM && rc_slow != SQLITE_NOMEM &&
+	    (rc_fast != rc_slow || fast.len != slow.len || (fast.len && memcmp(fast.buf, slow.buf, fast.len))))
+		fuzz_fail(data, size, "aux tokens differ from unicode61's:\n  fast: %.300s\n  u61:  %.300s",
+			  fast.len ? fast.buf : "", slow.len ? slow.buf : "");
+	strbuf_free(&fast);
+	strbuf_free(&slow);
+
+	atlas_span_list l = ATLAS_SPAN_LIST_INIT;
+	int count = -1;
+	int rc = atlas_spans_add(&l, packers.analyzer, (const char *)col, (int)n, 0, -1);
+	if (rc == SQLITE_NOMEM)
+		goto free_list;
+	if (rc != SQLITE_OK || atlas_spans_count(packers.analyzer, (const char *)col, (int)n, &count) != SQLITE_OK)
+		fuzz_fail(data, size, "the analyzer failed on %zu bytes", n);
+	if (count != l.count)
+		fuzz_fail(data, size, "%d spans found, %d counted", l.count, count);
+	for (int i = 0; i < l.count; i++)
+		if (l.sp[i].start < 0 || l.sp[i].end < l.sp[i].start || l.sp[i].end > (int)n ||
+		    (i && l.sp[i].start < l.sp[i - 1].start))
+			fuzz_fail(data, size, "span %d is [%d, %d) in %zu bytes", i, l.sp[i].start, l.sp[i].end, n);
+free_list:
+	atlas_span_list_free(&l);
 }
 
 static void check_next_rows(const uint8_t *data, size_t size, const uint8_t *col, size_t n)

@@ -2,7 +2,7 @@
 """A build whose full-text index outgrows its memory (atlas-index --fts-memory 1 on the real corpus:
 several segments, merged at the end) gives the same index as a build that fits: the same column
 sizes for every page, the same answers (totals, pages, snippets, sections) to a search for each
-of the 150 most frequent terms, and sections whose spans agree (check_spans.py).
+of the 150 most frequent terms, and sections whose token counts agree (check_sections.py).
 
 Usage: test_fts_memory.py ATLAS_INDEX ATLAS_QUERY CORPUS_DIR
 """
@@ -46,10 +46,10 @@ def main():
         segs = a.execute('SELECT count(*) FROM fts_data').fetchone()[0]
         a.close()
         b.close()
-        p = subprocess.run([sys.executable, os.path.join(HERE, 'check_spans.py'), small],
+        p = subprocess.run([sys.executable, os.path.join(HERE, 'check_sections.py'), small],
                            capture_output=True, text=True)
         if p.returncode != 0:
-            fails.append('spans: ' + p.stdout.strip())
+            fails.append('sections: ' + p.stdout.strip())
     for f in fails:
         print('FAIL ' + f)
     print(f'{len(terms)} searches compared, {segs} rows in fts_data after the merge, {len(fails)} problems')

@@ -1,6 +1,6 @@
 /* test_packing.c - what the index stores packed comes back as it went in: section texts compressed
- * with and without a trained dictionary (common/compress.h), token spans in their byte code
- * (common/spans.h), read-next candidates packed by page (common/next_rows.h); damaged input is
+ * with and without a trained dictionary (common/compress.h), read-next candidates packed by page
+ * (common/next_rows.h); damaged input is
  * refused, never read past. usage: test_packing */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,6 @@
 
 #include "compress.h"
 #include "next_rows.h"
-#include "spans.h"
 
 static int checks, failures;
 
@@ -132,60 +131,6 @@ out:
 	strbuf_free(&one);
 }
 
-/* Writes spans (two parts: heading spans hn, then the rest), decodes them whole and from the
- * middle, and expects them back. */
-static void expect_spans(const atlas_span *sp, int n, int hn, const char *what)
-{
-	atlas_spans_writer w = ATLAS_SPANS_WRITER_INIT;
-	strbuf blob = STRBUF_INIT;
-	atlas_spans_part(&w);
-	atlas_spans_add_known(&w, sp, hn, 0);
-	atlas_spans_part(&w);
-	atlas_spans_add_known(&w, sp + hn, n - hn, 0);
-	check(atlas_spans_finish(&w, &blob) == 0, what);
-	int parts[2] = { hn, n - hn };
-	atlas_span out[64];
-	int got = atlas_spans_decode(out, 0, n, (const unsigned char *)blob.buf, (int)blob.len, parts, 2);
-	char msg[160];
-	snprintf(msg, sizeof(msg), "%s: %d spans back of %d", what, got, n);
-	check(got == n && memcmp(out, sp, (size_t)n * sizeof(*sp)) == 0, msg);
-	int from = n / 2;
-	got = atlas_spans_decode(out, from, n, (const unsigned char *)blob.buf, (int)blob.len, parts, 2);
-	snprintf(msg, sizeof(msg), "%s: spans %d.. decoded alone", what, from);
-	check(got == n - from && memcmp(out, sp + from, (size_t)(n - from) * sizeof(*sp)) == 0, msg);
-	/* cut short: fewer spans or a refusal, never a read past the end */
-	for (size_t cut = 0; cut < blob.len; cut++) {
-		unsigned char *part = malloc(cut ? cut : 1);
-		memcpy(part, blob.buf, cut);
-		got = atlas_spans_decode(out, 0, n, cut ? part : NULL, (int)cut, parts, 2);
-		snprintf(msg, sizeof(msg), "%s: cut to %zu bytes, %d spans", what, cut, got);
-		check(got == -1 || (got >= 0 && got < n), msg);
-		free(part);
-	}
-	strbuf_free(&blob);
-	atlas_spans_writer_free(&w);
-}
-
-static void test_spans(void)
-{
-	/* words one space apart: a byte each */
-	static const atlas_span words[] = { { 0, 4 }, { 5, 9 }, { 0, 3 }, { 4, 12 }, { 13, 14 }, { 16, 20 } };
-	expect_spans(words, 6, 2, "plain words");
-	/* a compound and its parts at its position (gap back), a long token, a wide gap, the edge
-	 * of the one-byte code (gap 3 with length 62 and 63) */
-	static const atlas_span odd[] = { { 0, 9 },       { 0, 9 },     { 0, 5 },     { 6, 9 },
-					  { 10, 110 },    { 500, 503 }, { 506, 568 }, { 571, 634 },
-					  { 634, 634 },   { 70000, 70001 } };
-	expect_spans(odd, 10, 1, "escapes");
-	atlas_span none[1];
-	int p[2] = { 0, 0 };
-	check(atlas_spans_decode(none, 0, 0, NULL, 0, p, 2) == 0, "no spans from an empty list");
-	const unsigned char overlong[] = { 0xff, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x01 };
-	int p1[2] = { 0, 1 };
-	check(atlas_spans_decode(none, 0, 1, overlong, sizeof(overlong), p1, 2) == -1,
-	      "a varint past 32 bits is refused");
-}
-
 static void test_next_rows(void)
 {
 	static const next_row rows[] = {
@@ -236,7 +181,6 @@ static void test_next_rows(void)
 int main(void)
 {
 	test_compress();
-	test_spans();
 	test_next_rows();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;

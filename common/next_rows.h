@@ -13,8 +13,9 @@
 #define SIG_LINK_IN "link_in"           /* the candidate links to the source page */
 #define SIG_BUILDS_ON "builds_on"       /* the candidate lists the source as a prerequisite */
 #define SIG_PREREQ "prereq"             /* the source lists the candidate as a prerequisite */
-#define SIG_TOPIC "same_topic"          /* detail: the shared topic path */
-#define SIG_TOPIC_START "topic_member"  /* from a topic page to a member explainer */
+#define SIG_TOPIC "same_topic"          /* detail: the shared topic: "#" and its page's doc id, or
+					   its path when it has no page */
+#define SIG_TOPIC_START "topic_member"  /* from a topic page to a member explainer; detail: likewise */
 #define SIG_SIMILAR "similar"           /* weight: cosine; detail: the shared terms */
 #define SIG_GRAPH "graph"               /* weight: personalized PageRank, normalized to the best */
 

@@ -184,8 +184,14 @@ static void topic_signals(out_ctx *o, const corpus *c, const int *id_of)
 		char path[1100];
 		snprintf(path, sizeof(path), "/t/%s", tp);
 		int tpage = page_of(c, path);
+		/* the topic named by its page's id when it has one (a few bytes a row, not its path) */
+		char named[1100];
+		if (tpage >= 0)
+			snprintf(named, sizeof(named), "#%d", id_of[tpage]);
+		else
+			snprintf(named, sizeof(named), "%s", tp);
 		for (int i = 0; i < n && tpage >= 0; i++)
-			emit(o, id_of[tpage], id_of[members[i]], NEXT_TOPIC_START, 1.0 / (1 + i), tp);
+			emit(o, id_of[tpage], id_of[members[i]], NEXT_TOPIC_START, 1.0 / (1 + i), named);
 		for (int i = 0; i < n; i++) {
 			/* the pages nearest in the ordered list: a window around each member */
 			int lo = i - TOPIC_MATES_MAX / 2, hi = i + TOPIC_MATES_MAX / 2;
@@ -200,7 +206,7 @@ static void topic_signals(out_ctx *o, const corpus *c, const int *id_of)
 			if (lo < 0)
 				lo = 0;
 			for (int j = lo; j <= hi; j++)
-				emit(o, id_of[members[i]], id_of[members[j]], NEXT_TOPIC, 1.0, tp);
+				emit(o, id_of[members[i]], id_of[members[j]], NEXT_TOPIC, 1.0, named);
 		}
 	}
 	free(members);

@@ -271,7 +271,12 @@ static int row_reason(reason *out, const atlas_engine *e, const next_row *row, a
 	case NEXT_TOPIC_START:
 		r.kind = row->signal == NEXT_TOPIC ? R_TOPIC : R_TOPIC_MEMBER;
 		r.w = r.kind == R_TOPIC ? NEXT_W_TOPIC : NEXT_W_TOPIC_MEMBER * w;
-		r.detail = atlas_arena_strndup(a, detail, n);
+		if (n > 1 && detail[0] == '#') {
+			/* the topic's page, by id: its path without "/t/" */
+			int t = doc_of_id(e, atoi_n(detail + 1, n - 1));
+			r.detail = t >= 0 && strncmp(e->docs[t].path, "/t/", 3) == 0 ? e->docs[t].path + 3 : "";
+		} else
+			r.detail = atlas_arena_strndup(a, detail, n);
 		break;
 	case NEXT_SIMILAR:
 		r.kind = R_SIMILAR;

@@ -648,7 +648,7 @@ static int write_graph(writer *w, const corpus *c, build_stats *stats)
 	if (!rc)
 		rc = prepare(w, &gs, "INSERT OR IGNORE INTO guide_steps VALUES(?,?,?,?)");
 	if (!rc)
-		rc = prepare(w, &ln, "INSERT OR IGNORE INTO links VALUES(?,?,?)");
+		rc = prepare(w, &ln, "INSERT OR IGNORE INTO links VALUES(?,?)");
 	if (!rc)
 		rc = prepare(w, &pr, "INSERT OR IGNORE INTO prerequisites VALUES(?,?)");
 	char path[1100];
@@ -687,7 +687,6 @@ static int write_graph(writer *w, const corpus *c, build_stats *stats)
 				continue;
 			sqlite3_bind_int(ln, 1, id);
 			sqlite3_bind_int(ln, 2, dst);
-			sqlite3_bind_text(ln, 3, p->links[k].text ? p->links[k].text : "", -1, SQLITE_STATIC);
 			rc = step_reset(w, ln, "insert link");
 			if (!rc && sqlite3_changes(w->db))
 				stats->links++;

@@ -136,7 +136,7 @@ static void graph_signals(out_ctx *o, const corpus *c, const int *id_of)
 			if (t < 0 || t == pi || seen[t] == pi + 1)
 				continue;
 			seen[t] = pi + 1; /* once per target */
-			emit(o, id_of[pi], id_of[t], NEXT_LINK_OUT, 1.0, ""); /* its text is in links */
+			emit(o, id_of[pi], id_of[t], NEXT_LINK_OUT, 1.0, ""); /* no reason shows its text */
 			if (p->type != PAGE_SITE)
 				emit(o, id_of[t], id_of[pi], NEXT_LINK_IN, 1.0, "");
 		}

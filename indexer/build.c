@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "analyzer.h"
+#include "anchor.h"
 #include "compress.h"
 #include "schema.h"
 #include "signals.h"
@@ -498,7 +499,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		rc = atlas_analyzer_set_tap(w->db, &tap.tap, w->err);
 	int sec_id = 1;
 	strbuf kw = STRBUF_INIT, heads = STRBUF_INIT, body = STRBUF_INIT, url = STRBUF_INIT, tj = STRBUF_INIT,
-	       zbody = STRBUF_INIT;
+	       zbody = STRBUF_INIT, anchor = STRBUF_INIT;
 	for (int id = 1; !rc && id <= c->npages; id++) {
 		const page *p = &c->pages[w->order[id - 1]];
 		if (p->nsecs > places.cap) {
@@ -591,7 +592,12 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 			sqlite3_bind_int(sec, 3, s);
 			sqlite3_bind_int(sec, 4, x->level);
 			sqlite3_bind_text(sec, 5, x->heading, -1, SQLITE_STATIC);
-			sqlite3_bind_text(sec, 6, x->anchor, -1, SQLITE_STATIC);
+			/* an anchor the heading gives is left for the engine to make again */
+			strbuf_reset(&anchor);
+			if (x->level > 0)
+				anchor_of(&anchor, x->heading);
+			bool derived = x->level > 0 && strcmp(strbuf_str(&anchor), x->anchor) == 0;
+			sqlite3_bind_text(sec, 6, derived ? "" : x->anchor, -1, SQLITE_STATIC);
 			sqlite3_bind_blob(sec, 7, zbody.len ? zbody.buf : "", (int)zbody.len, SQLITE_STATIC);
 			sqlite3_bind_int(sec, 8, tk.heading);
 			sqlite3_bind_int(sec, 9, tk.lead);
@@ -626,6 +632,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	strbuf_free(&url);
 	strbuf_free(&tj);
 	strbuf_free(&zbody);
+	strbuf_free(&anchor);
 	sqlite3_finalize(doc);
 	sqlite3_finalize(sec);
 	sqlite3_finalize(fts);

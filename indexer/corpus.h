@@ -149,7 +149,4 @@ int corpus_share_bodies(corpus *c, int readers);
  * of them frees them (a page's bodies are then empty). Safe from any thread. */
 void corpus_release_bodies(corpus *c, int i);
 
-/* Writes the GitHub-style anchor of heading into out (lowercase, punctuation dropped, spaces to '-'). */
-void anchor_of(strbuf *out, const char *heading);
-
 #endif

@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "analyzer.h"
+#include "anchor.h"
 #include "engine_internal.h"
 #include "postings.h"
 #include "fts_functions.h"
@@ -331,6 +332,22 @@ static int load_dictionaries(atlas_engine *e, atlas_error *err)
 	return rc;
 }
 
+/* The anchor of section sec, whose heading is heading: *anchor as stored, or when the index left
+ * it empty (the heading's own anchor, common/anchor.h) made again in e->anchor_buf. Returns false
+ * when out of memory. */
+static bool section_anchor(atlas_engine *e, int sec, const char *heading, const char **anchor, int *n)
+{
+	if ((*anchor && *n > 0) || e->sections[sec].level == 0)
+		return true;
+	strbuf_reset(&e->anchor_buf);
+	anchor_of(&e->anchor_buf, heading ? heading : "");
+	if (e->anchor_buf.oom)
+		return false;
+	*anchor = strbuf_str(&e->anchor_buf);
+	*n = (int)e->anchor_buf.len;
+	return true;
+}
+
 /* Finds the spans of section sec's text t into l (emptied first): the heading's tokens, then the
  * body's, the first need of them (need < 0: all). Returns whether they are as many as the index
  * counts for the section (or need, when fewer). */
@@ -360,6 +377,8 @@ int engine_section_row(atlas_engine *e, int sec, int need, section_text *out)
 	out->nheading = sqlite3_column_bytes(st, 0);
 	out->anchor = (const char *)sqlite3_column_text(st, 1);
 	out->nanchor = sqlite3_column_bytes(st, 1);
+	if (!section_anchor(e, sec, out->heading, &out->anchor, &out->nanchor))
+		return -1;
 	out->body = e->body_buf.buf;
 	out->nbody = (int)e->body_buf.len;
 	out->decoded = section_spans(e, &e->row_spans, sec, out, need) ? e->row_spans.sp : NULL;
@@ -396,8 +415,10 @@ static int load_section_texts(atlas_engine *e, const char *path, atlas_error *er
 		x->nheading = sqlite3_column_bytes(st, 1);
 		x->heading = atlas_arena_strndup(&e->strings, h ? h : "", h ? (size_t)x->nheading : 0);
 		const char *a = (const char *)sqlite3_column_text(st, 2);
-		x->nanchor = sqlite3_column_bytes(st, 2);
-		x->anchor = atlas_arena_strndup(&e->strings, a ? a : "", a ? (size_t)x->nanchor : 0);
+		int na = sqlite3_column_bytes(st, 2);
+		bool made = section_anchor(e, n, x->heading, &a, &na);
+		x->nanchor = made && a ? na : 0;
+		x->anchor = made ? atlas_arena_strndup(&e->strings, a ? a : "", (size_t)x->nanchor) : NULL;
 		x->nbody = (int)e->body_buf.len;
 		x->body = atlas_arena_strndup(&e->strings, e->body_buf.buf, e->body_buf.len);
 		/* found once here rather than for every hit showing the section */
@@ -935,6 +956,7 @@ void atlas_engine_free(atlas_engine *e)
 	free(e->sections);
 	atlas_decompressor_free(e->body_z);
 	strbuf_free(&e->body_buf);
+	strbuf_free(&e->anchor_buf);
 	atlas_span_list_free(&e->row_spans);
 	next_cache_free(e->next_cache);
 	free(e->col_sizes);

@@ -121,6 +121,7 @@ struct atlas_engine {
 	atlas_decompressor *body_z; /* the sections' bodies are stored compressed */
 	strbuf body_buf;        /* the body read last, when the engine holds no copy */
 	atlas_span_list row_spans; /* its spans */
+	strbuf anchor_buf;      /* a section's anchor made from its heading */
 	struct next_cache *next_cache; /* read-next candidates held in memory, or NULL (next.c) */
 	int nsections;
 	match_record rec;       /* atlas_rank's matches of the current query */

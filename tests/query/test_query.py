@@ -144,6 +144,24 @@ def main():
         check("highlights are the only tags", blob.replace("<mark>", "").replace("</mark>", "").count("<") == 0, blob)
         check("title served as text", hit["title"] == 'Markup <b>probe</b> "quoted" C:\\temp', hit["title"])
 
+    # anchors: a heading's own anchor is made again by the engine; a page's second heading of the
+    # same words is numbered, and that one is stored
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = os.path.join(tmp, "corpus")
+        shutil.copytree(MINI, corpus)
+        with open(os.path.join(corpus, "explainers", "anchor-probe.md"), "w") as f:
+            f.write('{\n  "title": "Anchor probe",\n  "description": "Probe page.",\n'
+                    '  "lastmod": "2026-07-10",\n  "priority": 0.8,\n  "image": "https://example.test/og/x.png",\n'
+                    '  "topics": ["systems/caching"],\n  "keywords": ["probe"]\n}\n\n'
+                    '## Set-up & Tear_down: Über 2x\n\nThe quagga starts here.\n\n'
+                    '## Set-up & Tear_down: Über 2x\n\nThe quagga starts again here.\n')
+        db = os.path.join(tmp, "x.db")
+        subprocess.run([INDEXER, "--corpus", corpus, "--out", db, "--quiet"], check=True)
+        r = q("--json", "quagga", index=db)
+        anchors = sorted(s["anchor"] for s in r["results"][0]["sections"]) if r["results"] else []
+        check("anchors made from headings, the repeated one numbered",
+              anchors == ["set-up--tear_down-Über-2x", "set-up--tear_down-Über-2x-1"], anchors)
+
     # ranking signals outside the fields: the words of a page's path, and query words side by side
     with tempfile.TemporaryDirectory() as tmp:
         corpus = os.path.join(tmp, "corpus")

@@ -17,9 +17,10 @@
 const char atlas_schema_sql[] =
 	/* key/value facts about the build: schema_version, build_id, built_at, corpus_digest, counts */
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
-	/* one row per page; type is explainer|guide|topic|page; topics is a JSON array of paths */
-	"CREATE TABLE docs(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, url TEXT NOT NULL,"
-	" type TEXT NOT NULL, title TEXT NOT NULL, description TEXT NOT NULL, keywords TEXT NOT NULL,"
+	/* one row per page; type is explainer|guide|topic|page; topics is a JSON array of paths; a
+	 * page's URL is meta's site_url followed by its path */
+	"CREATE TABLE docs(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, type TEXT NOT NULL,"
+	" title TEXT NOT NULL, description TEXT NOT NULL, keywords TEXT NOT NULL,"
 	" topics TEXT NOT NULL, priority REAL NOT NULL, lastmod TEXT NOT NULL, image TEXT NOT NULL,"
 	" words INTEGER NOT NULL, first_section INTEGER NOT NULL, last_section INTEGER NOT NULL,"
 	" source TEXT NOT NULL);\n"

@@ -477,7 +477,7 @@ fail_nomem:
 static int write_docs(writer *w, const corpus *c, build_stats *stats)
 {
 	sqlite3_stmt *doc = NULL, *sec = NULL, *fts = NULL, *fields = NULL, *dt = NULL;
-	int rc = prepare(w, &doc, "INSERT INTO docs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	int rc = prepare(w, &doc, "INSERT INTO docs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (!rc)
 		rc = prepare(w, &sec, "INSERT INTO sections VALUES(?,?,?,?,?,?,?,?,?,?)");
 	atlas_analyzer *a = NULL;
@@ -498,7 +498,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	if (!rc)
 		rc = atlas_analyzer_set_tap(w->db, &tap.tap, w->err);
 	int sec_id = 1;
-	strbuf kw = STRBUF_INIT, heads = STRBUF_INIT, body = STRBUF_INIT, url = STRBUF_INIT, tj = STRBUF_INIT,
+	strbuf kw = STRBUF_INIT, heads = STRBUF_INIT, body = STRBUF_INIT, tj = STRBUF_INIT,
 	       zbody = STRBUF_INIT, anchor = STRBUF_INIT;
 	for (int id = 1; !rc && id <= c->npages; id++) {
 		const page *p = &c->pages[w->order[id - 1]];
@@ -522,11 +522,8 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		strbuf_reset(&kw);
 		strbuf_reset(&heads);
 		strbuf_reset(&body);
-		strbuf_reset(&url);
 		strbuf_reset(&tj);
 		join_strings(&kw, p->keywords, p->nkeywords, "; ");
-		strbuf_puts(&url, c->site_url);
-		strbuf_puts(&url, p->path);
 		topics_json(&tj, p);
 		/* appended, not printed: a printf of the body measured its length once more first */
 		for (int s = 0; s < p->nsecs; s++) {
@@ -548,19 +545,18 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		stats->sections += p->nsecs;
 		sqlite3_bind_int(doc, 1, id);
 		sqlite3_bind_text(doc, 2, p->path, -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 3, strbuf_str(&url), -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 4, page_type_names[p->type], -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 5, p->title, -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 6, p->description, -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 7, strbuf_str(&kw), -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 8, strbuf_str(&tj), -1, SQLITE_STATIC);
-		sqlite3_bind_double(doc, 9, p->priority);
-		sqlite3_bind_text(doc, 10, p->lastmod ? p->lastmod : "", -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 11, p->image ? p->image : "", -1, SQLITE_STATIC);
-		sqlite3_bind_int(doc, 12, p->words);
-		sqlite3_bind_int(doc, 13, sec_id);
-		sqlite3_bind_int(doc, 14, sec_id + p->nsecs - 1);
-		sqlite3_bind_text(doc, 15, p->file, -1, SQLITE_STATIC);
+		sqlite3_bind_text(doc, 3, page_type_names[p->type], -1, SQLITE_STATIC);
+		sqlite3_bind_text(doc, 4, p->title, -1, SQLITE_STATIC);
+		sqlite3_bind_text(doc, 5, p->description, -1, SQLITE_STATIC);
+		sqlite3_bind_text(doc, 6, strbuf_str(&kw), -1, SQLITE_STATIC);
+		sqlite3_bind_text(doc, 7, strbuf_str(&tj), -1, SQLITE_STATIC);
+		sqlite3_bind_double(doc, 8, p->priority);
+		sqlite3_bind_text(doc, 9, p->lastmod ? p->lastmod : "", -1, SQLITE_STATIC);
+		sqlite3_bind_text(doc, 10, p->image ? p->image : "", -1, SQLITE_STATIC);
+		sqlite3_bind_int(doc, 11, p->words);
+		sqlite3_bind_int(doc, 12, sec_id);
+		sqlite3_bind_int(doc, 13, sec_id + p->nsecs - 1);
+		sqlite3_bind_text(doc, 14, p->file, -1, SQLITE_STATIC);
 		rc = step_reset(w, doc, "insert document");
 		/* the full-text row first: its analysis counts the sections' tokens */
 		if (!rc) {
@@ -629,7 +625,6 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	strbuf_free(&kw);
 	strbuf_free(&heads);
 	strbuf_free(&body);
-	strbuf_free(&url);
 	strbuf_free(&tj);
 	strbuf_free(&zbody);
 	strbuf_free(&anchor);

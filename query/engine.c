@@ -150,7 +150,8 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(e->db,
-			       "SELECT id, path, url, title, type, description, topics, priority,"
+			       "SELECT id, path, (SELECT value FROM meta WHERE key = 'site_url') || path, title,"
+			       " type, description, topics, priority,"
 			       " first_section, last_section, keywords FROM docs ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return atlas_error_set(err, ATLAS_ESQL, "read documents: %s", sqlite3_errmsg(e->db));

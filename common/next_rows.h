@@ -16,7 +16,8 @@
 #define SIG_TOPIC "same_topic"          /* detail: the shared topic: "#" and its page's doc id, or
 					   its path when it has no page */
 #define SIG_TOPIC_START "topic_member"  /* from a topic page to a member explainer; detail: likewise */
-#define SIG_SIMILAR "similar"           /* weight: cosine; detail: the shared terms */
+#define SIG_SIMILAR "similar"           /* weight: cosine; detail: the shared terms, each the id
+					   of its similar_terms row as a varint */
 #define SIG_GRAPH "graph"               /* weight: personalized PageRank, normalized to the best */
 
 enum {

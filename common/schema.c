@@ -7,12 +7,15 @@
  * frequency, for spelling and typeahead. stems: every indexed stem with the number of pages
  * holding it, for estimates of a total that is not counted. next_candidates: precomputed read-next
  * candidates, every (target, signal, weight, detail) of a source page packed in one blob, in the
- * order they were made (common/next_rows.h), so that a page's candidates are one read. */
+ * order they were made (common/next_rows.h), so that a page's candidates are one read.
+ * similar_terms: the words a "similar" candidate's detail names by id (the readable form of a
+ * term the two pages share). */
 #define ATLAS_SCHEMA_SIGNALS_SQL                                                                   \
 	"CREATE TABLE vocab(term TEXT PRIMARY KEY, df INTEGER NOT NULL, cf INTEGER NOT NULL)"      \
 	" WITHOUT ROWID;\n"                                                                        \
 	"CREATE TABLE stems(stem TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;\n"          \
-	"CREATE TABLE next_candidates(src INTEGER PRIMARY KEY, rows BLOB NOT NULL);\n"
+	"CREATE TABLE next_candidates(src INTEGER PRIMARY KEY, rows BLOB NOT NULL);\n"              \
+	"CREATE TABLE similar_terms(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n"
 
 const char atlas_schema_sql[] =
 	/* key/value facts about the build: schema_version, build_id, built_at, corpus_digest, counts */

@@ -799,7 +799,8 @@ static int write_meta(writer *w, const corpus *c, build_stats *stats)
 /* The tables the read-next thread computes, copied in by write_signals. */
 static bool signals_table(const char *name)
 {
-	return strcmp(name, "next_candidates") == 0 || strcmp(name, "vocab") == 0 || strcmp(name, "stems") == 0;
+	return strcmp(name, "next_candidates") == 0 || strcmp(name, "vocab") == 0 || strcmp(name, "stems") == 0 ||
+	       strcmp(name, "similar_terms") == 0;
 }
 
 /* Runs PRAGMA integrity_check on each table of the index (and its indexes) that is or is not, as
@@ -858,6 +859,7 @@ static int write_signals(writer *w, const corpus *c, build_stats *stats)
 		return rc;
 	char *sql = sqlite3_mprintf("COMMIT; ATTACH %Q AS signals; BEGIN;"
 				    " INSERT INTO main.next_candidates SELECT * FROM signals.next_candidates;"
+				    " INSERT INTO main.similar_terms SELECT * FROM signals.similar_terms;"
 				    " INSERT INTO main.vocab SELECT * FROM signals.vocab;"
 				    " INSERT INTO main.stems SELECT * FROM signals.stems;"
 				    " COMMIT; DETACH signals; BEGIN",

@@ -17,6 +17,7 @@
 #include "strbuf.h"
 #include "strmap.h"
 #include "topk.h"
+#include "varint.h"
 
 /* Candidates kept per page for the signals that could otherwise grow with the corpus. */
 #define TOPIC_MATES_MAX 12
@@ -44,6 +45,7 @@ typedef struct out_ctx {
 	const char *path;         /* the rows file, for messages */
 	sqlite3 *db;              /* the rows file, open while computing */
 	sqlite3_stmt *row;        /* appends a row to its table "computed" */
+	sqlite3_stmt *term;       /* appends a row to similar_terms */
 	int nrows;
 	vocab_row *vocab;         /* sorted by term */
 	int nvocab;
@@ -67,9 +69,9 @@ static int rows_exec(out_ctx *o, const char *sql)
 	return sqlite3_exec(o->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : rows_failed(o, "write");
 }
 
-/* Records one candidate (self and unknown pages dropped); signal is a NEXT_* code. On failure sets
- * o->rc. */
-static void emit(out_ctx *o, int src, int dst, int signal, double weight, const char *detail)
+/* Records one candidate (self and unknown pages dropped) with a detail of n bytes; signal is a
+ * NEXT_* code. On failure sets o->rc. */
+static void emit_bytes(out_ctx *o, int src, int dst, int signal, double weight, const void *detail, int n)
 {
 	if (o->rc || src == dst || !src || !dst)
 		return;
@@ -77,11 +79,28 @@ static void emit(out_ctx *o, int src, int dst, int signal, double weight, const 
 	sqlite3_bind_int(o->row, 2, dst);
 	sqlite3_bind_int(o->row, 3, signal);
 	sqlite3_bind_double(o->row, 4, weight);
-	sqlite3_bind_text(o->row, 5, detail ? detail : "", -1, SQLITE_STATIC);
+	sqlite3_bind_blob(o->row, 5, n > 0 ? detail : "", n > 0 ? n : 0, SQLITE_STATIC);
 	if (sqlite3_step(o->row) != SQLITE_DONE)
 		rows_failed(o, "insert read-next candidate");
 	sqlite3_reset(o->row);
 	o->nrows++;
+}
+
+/* Writes similar_terms row id: name. Returns 0 or o->rc, set. */
+static int put_similar_term(out_ctx *o, int id, const char *name)
+{
+	sqlite3_bind_int(o->term, 1, id);
+	sqlite3_bind_text(o->term, 2, name ? name : "", -1, SQLITE_STATIC);
+	if (sqlite3_step(o->term) != SQLITE_DONE)
+		rows_failed(o, "insert similar term");
+	sqlite3_reset(o->term);
+	return o->rc;
+}
+
+/* emit_bytes with a NUL-terminated detail (NULL: none). */
+static void emit(out_ctx *o, int src, int dst, int signal, double weight, const char *detail)
+{
+	emit_bytes(o, src, dst, signal, weight, detail, detail ? (int)strlen(detail) : 0);
 }
 
 static int page_of(const corpus *c, const char *path)
@@ -636,8 +655,15 @@ static void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer
 	int *hit = malloc((size_t)n * sizeof(int));
 	scored *top = malloc((size_t)n * sizeof(scored));
 	const char **names = surface_names(&v);
-	if (!plen || !plist || !cut || !at || !score || !seen || !hit || !top || !names)
+	int *name_id = malloc(((size_t)v.nterms + 1) * sizeof(int)); /* term -> similar_terms id */
+	int names_used = 0;
+	strbuf detail = STRBUF_INIT;
+	if (!plen || !plist || !cut || !at || !score || !seen || !hit || !top || !names || !name_id) {
+		v.oom = 1;
 		goto out_lists;
+	}
+	for (int t = 0; t < v.nterms; t++)
+		name_id[t] = -1;
 	/* site pages are never suggested: left out of the lists, so that walking them reads nothing
 	 * but the lists and the accumulators (a page's record, looked up for every posting, was a
 	 * cache miss each time and most of this step at 100,000 pages) */
@@ -729,12 +755,16 @@ static void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer
 						break;
 					}
 			}
-			char detail[512] = "";
-			for (int r = 0; r < 3 && s->t[r] >= 0; r++) {
-				size_t l = strlen(detail);
-				snprintf(detail + l, sizeof(detail) - l, "%s%s", r ? ", " : "", names[s->t[r]]);
+			/* the shared terms by the ids of their similar_terms rows, each written once */
+			strbuf_reset(&detail);
+			for (int r = 0; r < 3 && s->t[r] >= 0 && !o->rc; r++) {
+				int t = s->t[r];
+				if (name_id[t] < 0 && put_similar_term(o, names_used, names[t]) == 0)
+					name_id[t] = names_used++;
+				if (name_id[t] >= 0 && atlas_varint_put(&detail, (unsigned)name_id[t]))
+					o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory for read-next candidates");
 			}
-			emit(o, id_of[pi], id_of[s->doc], NEXT_SIMILAR, s->score, detail);
+			emit_bytes(o, id_of[pi], id_of[s->doc], NEXT_SIMILAR, s->score, detail.buf, (int)detail.len);
 		}
 		for (int k = 0; k < nvec[pi]; k++)
 			at[vecs[pi][k].term] = 0;
@@ -751,6 +781,8 @@ out_lists:
 	free(hit);
 	free(top);
 	free(names);
+	free(name_id);
+	strbuf_free(&detail);
 out:
 	for (int pi = 0; vecs && pi < n; pi++)
 		free(vecs[pi]);
@@ -1083,9 +1115,10 @@ static int rows_open(out_ctx *o)
 	if (rows_exec(o, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;"
 			 " PRAGMA cache_size=-8192; BEGIN") ||
 	    rows_exec(o, atlas_schema_signals_sql) ||
-	    rows_exec(o, "CREATE TABLE computed(src INTEGER, dst INTEGER, signal INTEGER, weight REAL, detail TEXT)"))
+	    rows_exec(o, "CREATE TABLE computed(src INTEGER, dst INTEGER, signal INTEGER, weight REAL, detail BLOB)"))
 		return o->rc;
-	if (sqlite3_prepare_v2(o->db, "INSERT INTO computed VALUES(?,?,?,?,?)", -1, &o->row, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(o->db, "INSERT INTO computed VALUES(?,?,?,?,?)", -1, &o->row, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(o->db, "INSERT INTO similar_terms VALUES(?,?)", -1, &o->term, NULL) != SQLITE_OK)
 		return rows_failed(o, "prepare");
 	return 0;
 }
@@ -1109,7 +1142,8 @@ static int rows_finish(out_ctx *o)
 	sqlite3_stmt *voc = NULL, *stem = NULL, *sel = NULL, *ins = NULL;
 	strbuf blob = STRBUF_INIT;
 	sqlite3_finalize(o->row);
-	o->row = NULL;
+	sqlite3_finalize(o->term);
+	o->row = o->term = NULL;
 	if (sqlite3_prepare_v2(o->db, "SELECT src, dst, signal, weight, detail FROM computed ORDER BY src, rowid",
 			       -1, &sel, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(o->db, "INSERT INTO next_candidates VALUES(?,?)", -1, &ins, NULL) != SQLITE_OK) {
@@ -1125,7 +1159,7 @@ static int rows_finish(out_ctx *o)
 			strbuf_reset(&blob);
 		cur = src;
 		next_row r = { sqlite3_column_int(sel, 1), sqlite3_column_int(sel, 2), sqlite3_column_double(sel, 3),
-			       (const char *)sqlite3_column_text(sel, 4), sqlite3_column_bytes(sel, 4) };
+			       (const char *)sqlite3_column_blob(sel, 4), sqlite3_column_bytes(sel, 4) };
 		int rc = next_rows_put(&blob, &r);
 		if (rc)
 			o->rc = atlas_error_set(o->err, rc, "%s: %s read-next candidate of page %d", o->path,
@@ -1176,7 +1210,8 @@ out:
 static void rows_close(out_ctx *o)
 {
 	sqlite3_finalize(o->row);
-	o->row = NULL;
+	sqlite3_finalize(o->term);
+	o->row = o->term = NULL;
 	if (o->db && sqlite3_close(o->db) != SQLITE_OK && !o->rc)
 		o->rc = atlas_error_set(o->err, ATLAS_EIO, "%s: cannot close", o->path);
 	o->db = NULL;

@@ -874,7 +874,8 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 	    (rc = load_sections(e, err)) || (rc = load_dictionaries(e, err)) ||
 	    (rc = load_section_texts(e, path, err)) ||
 	    (rc = load_col_sizes(e, err)) || (rc = load_vocab(e, err)) ||
-	    (rc = load_synonyms(e, err)) || (rc = prepare_all(e, err)) || (rc = next_cache_load(e, err)))
+	    (rc = load_synonyms(e, err)) || (rc = prepare_all(e, err)) || (rc = next_terms_load(e, err)) ||
+	    (rc = next_cache_load(e, err)))
 		goto fail;
 	/* one read transaction for the engine's life: the index never changes under it (a new index
 	 * is a new file), and no statement then takes and drops a lock of its own */

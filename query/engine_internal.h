@@ -123,6 +123,8 @@ struct atlas_engine {
 	atlas_span_list row_spans; /* its spans */
 	strbuf anchor_buf;      /* a section's anchor made from its heading */
 	struct next_cache *next_cache; /* read-next candidates held in memory, or NULL (next.c) */
+	const char **similar_names; /* similar_terms: the words "similar" rows name, by id */
+	int nsimilar_names;
 	int nsections;
 	match_record rec;       /* atlas_rank's matches of the current query */
 	struct postings_query *postings; /* searches over the held full-text index, or NULL (postings.h) */
@@ -142,6 +144,10 @@ typedef struct next_cache next_cache;
 /* Loads them into e->next_cache when the index qualifies (else leaves it NULL). Returns 0, or
  * ATLAS_ENOMEM with err set. */
 int next_cache_load(atlas_engine *e, atlas_error *err);
+
+/* Loads similar_terms, which "similar" candidates name their shared words by, into e. Returns 0,
+ * or ATLAS_ESQL or ATLAS_ENOMEM with err set. */
+int next_terms_load(atlas_engine *e, atlas_error *err);
 /* Frees a cache. Accepts NULL. */
 void next_cache_free(next_cache *nc);
 

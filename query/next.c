@@ -7,6 +7,7 @@
 #include "engine_internal.h"
 #include "next_rows.h"
 #include "rank.h"
+#include "varint.h"
 
 #define MAX_REASONS 4
 
@@ -195,6 +196,59 @@ static int cache_page(next_cache *nc, int *n_rows, int *cap, const atlas_engine 
 	return got < 0 ? 1 : 0;
 }
 
+int next_terms_load(atlas_engine *e, atlas_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(e->db, "SELECT count(*) FROM similar_terms", -1, &st, NULL) != SQLITE_OK)
+		return atlas_error_set(err, ATLAS_ESQL, "read similar terms: %s", sqlite3_errmsg(e->db));
+	int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_finalize(st);
+	if (n <= 0)
+		return 0;
+	e->similar_names = atlas_arena_alloc(&e->strings, (size_t)n * sizeof(*e->similar_names));
+	if (!e->similar_names)
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading similar terms");
+	for (int i = 0; i < n; i++)
+		e->similar_names[i] = NULL;
+	e->nsimilar_names = n;
+	if (sqlite3_prepare_v2(e->db, "SELECT id, name FROM similar_terms", -1, &st, NULL) != SQLITE_OK)
+		return atlas_error_set(err, ATLAS_ESQL, "read similar terms: %s", sqlite3_errmsg(e->db));
+	int rc = 0;
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		sqlite3_int64 id = sqlite3_column_int64(st, 0);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		if (id < 0 || id >= n || !name)
+			continue; /* a row the ids do not reach: no reason names it */
+		e->similar_names[id] = atlas_arena_strndup(&e->strings, name, (size_t)sqlite3_column_bytes(st, 1));
+		if (!e->similar_names[id])
+			rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading similar terms");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* The shared terms of a "similar" row's detail (their similar_terms ids, varints), as the reader
+ * reads them ("a, b, c"), in a. Unknown ids are left out. Returns the text, or NULL when out of
+ * memory. */
+static const char *similar_terms_text(const atlas_engine *e, const char *detail, size_t n, atlas_arena *a)
+{
+	char buf[600];
+	size_t len = 0;
+	const unsigned char *p = (const unsigned char *)detail, *end = p + n;
+	unsigned id;
+	buf[0] = '\0';
+	while (p < end && atlas_varint_get(&p, end, &id) == 0) {
+		const char *name = id < (unsigned)e->nsimilar_names ? e->similar_names[id] : NULL;
+		if (!name)
+			continue;
+		int w = snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? ", " : "", name);
+		if (w < 0 || (size_t)w >= sizeof(buf) - len)
+			break;
+		len += (size_t)w;
+	}
+	return atlas_arena_strndup(a, buf, len);
+}
+
 int next_cache_load(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -281,7 +335,7 @@ static int row_reason(reason *out, const atlas_engine *e, const next_row *row, a
 	case NEXT_SIMILAR:
 		r.kind = R_SIMILAR;
 		r.w = NEXT_W_SIMILAR * w;
-		r.detail = atlas_arena_strndup(a, detail, n);
+		r.detail = similar_terms_text(e, detail, n, a);
 		break;
 	case NEXT_GRAPH:
 		r.kind = R_GRAPH;

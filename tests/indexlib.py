@@ -84,7 +84,9 @@ ROW_CODE_MASK, ROW_WEIGHT_ONE, ROW_DETAIL = 0x3f, 0x40, 0x80
 
 def next_rows(db, src=None):
     """Every read-next candidate of the index (of page src only, when given), as (src, seq, dst,
-    signal, weight, detail) with seq numbering a page's rows from 0 in the order stored."""
+    signal, weight, detail) with seq numbering a page's rows from 0 in the order stored. A
+    "similar" row's detail (similar_terms ids) is given as its reason reads it: "a, b, c"."""
+    names = dict(db.execute('SELECT id, name FROM similar_terms'))
     sql = 'SELECT src, rows FROM next_candidates' + (' WHERE src = ?' if src is not None else '')
     for s, blob in db.execute(sql + ' ORDER BY src', () if src is None else (src,)):
         i, seq = 0, 0
@@ -97,10 +99,18 @@ def next_rows(db, src=None):
                 weight = struct.unpack_from('<d', blob, i)[0]
                 i += 8
             detail = ''
+            code = head & ROW_CODE_MASK
             if head & ROW_DETAIL:
                 n, i = read_varint(blob, i)
-                detail = blob[i:i + n].decode('utf-8')
+                raw = blob[i:i + n]
                 i += n
-            code = head & ROW_CODE_MASK
+                if code == SIGNALS.index('similar'):
+                    ids, k = [], 0
+                    while k < len(raw):
+                        v, k = read_varint(raw, k)
+                        ids.append(v)
+                    detail = ', '.join(names[v] for v in ids if v in names)
+                else:
+                    detail = raw.decode('utf-8')
             yield s, seq, dst, SIGNALS[code] if code < len(SIGNALS) else str(code), weight, detail
             seq += 1

@@ -411,6 +411,24 @@ static int known_separator(unsigned cp)
 	       (cp >= 0x2190 && cp <= 0x22FF) || (cp >= 0x2500 && cp <= 0x25FF);
 }
 
+/* The length of the UTF-8 sequence at s[i] (i < n) when it is whole (its continuation bytes all
+ * there) and encodes a separator the fast paths know, else 0: the text is then left to unicode61,
+ * which reads a malformed sequence its own way. */
+static int known_separator_at(const unsigned char *s, int i, int n)
+{
+	unsigned c = s[i];
+	int len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+	if (!len || i + len > n)
+		return 0;
+	unsigned cp = c & (0xFF >> (len + 1));
+	for (int k = 1; k < len; k++) {
+		if ((s[i + k] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i + k] & 0x3F);
+	}
+	return known_separator(cp) ? len : 0;
+}
+
 /* The ASCII splitter's byte classes: 0 a separator, 1 a lowercase letter or a digit, 2 a capital,
  * 3 not ASCII. */
 static const unsigned char ascii_class[256] = {
@@ -435,13 +453,8 @@ static int fast_split(atlas_analyzer *a, const char *text, int n)
 	while (i < n) {
 		unsigned c = s[i];
 		if (c >= 0x80) {
-			int len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-			if (!len || i + len > n)
-				return 1;
-			unsigned cp = c & (0xFF >> (len + 1));
-			for (int k = 1; k < len; k++)
-				cp = (cp << 6) | (s[i + k] & 0x3F);
-			if (!known_separator(cp))
+			int len = known_separator_at(s, i, n);
+			if (!len)
 				return 1;
 			i += len;
 			continue;
@@ -462,13 +475,7 @@ static int fast_split(atlas_analyzer *a, const char *text, int n)
 		} while (i < n && (unsigned)((cls = ascii_class[s[i]]) - 1) <= 1u);
 		if (i < n && cls == 3) {
 			/* a letter run touching a non-ASCII character: is that character a separator? */
-			int len2 = (s[i] & 0xE0) == 0xC0 ? 2 : (s[i] & 0xF0) == 0xE0 ? 3 : (s[i] & 0xF8) == 0xF0 ? 4 : 0;
-			if (!len2 || i + len2 > n)
-				return 1;
-			unsigned cp = s[i] & (0xFF >> (len2 + 1));
-			for (int k = 1; k < len2; k++)
-				cp = (cp << 6) | (s[i + k] & 0x3F);
-			if (!known_separator(cp))
+			if (!known_separator_at(s, i, n))
 				return 1;
 		}
 		if (i - start > (int)sizeof(buf))
@@ -504,13 +511,8 @@ static int aux_stream(const char *text, int n, atlas_token_fn fn, void *ctx)
 			i++;
 			continue;
 		}
-		int len = (s[i] & 0xE0) == 0xC0 ? 2 : (s[i] & 0xF0) == 0xE0 ? 3 : (s[i] & 0xF8) == 0xF0 ? 4 : 0;
-		if (!len || i + len > n)
-			return 1;
-		unsigned cp = s[i] & (0xFF >> (len + 1));
-		for (int k = 1; k < len; k++)
-			cp = (cp << 6) | (s[i + k] & 0x3F);
-		if (!known_separator(cp))
+		int len = known_separator_at(s, i, n);
+		if (!len)
 			return 1;
 		i += len;
 	}

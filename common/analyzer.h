@@ -47,8 +47,8 @@ void atlas_analyzer_free(atlas_analyzer *a);
  * (and, with ATLAS_ANALYZE_SURFACE, colocated, the folded surface form when it differs), plus
  * colocated compounds for identifiers ("shard_map", "torch.compile", "rlcluster"); query mode
  * emits stems, or the whole compound for an identifier; prefix mode emits the folded surface form;
- * aux mode emits one plain token per position (what the token spans that snippets are cut by
- * record, common/spans.h). Returns 0 (or fn's non-zero value when it stopped early) or an SQLite
+ * aux mode emits one plain token per position (the token spans that snippets are cut by are
+ * found so, common/spans.h). Returns 0 (or fn's non-zero value when it stopped early) or an SQLite
  * error code from unicode61. */
 int atlas_analyze(atlas_analyzer *a, int flags, const char *text, int n, atlas_token_fn fn,
 		  void *ctx);

@@ -79,9 +79,9 @@ typedef struct section_text {
 	int nheading, nanchor, nbody;
 } section_text;
 
-/* The engine keeps a copy of every section's text, with its spans decoded (8 bytes a token), when
+/* The engine keeps a copy of every section's text, with its spans found (8 bytes a token), when
  * the texts take at most this many bytes in all (the index is then read into memory too), so that
- * a hit's sections cost no SQLite statement and no decoding. */
+ * a hit's sections cost no SQLite statement and no analysis. */
 #define SECTION_TEXTS_MAX (4 << 20)
 
 /* Block size of the engine's arena: at least glibc's mmap threshold as atlas-serve sets it, so that

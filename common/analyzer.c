@@ -632,11 +632,11 @@ static int fts_create(void *user, const char **argv, int argc, Fts5Tokenizer **o
 	return SQLITE_OK;
 }
 
-/* FTS5's token callback and a tap's, each given each token (tap no colocated ones, rec all). */
+/* FTS5's token callback and a tap's, each given each token (the tap no colocated ones). */
 typedef struct tapped {
 	int (*xToken)(void *, int, const char *, int, int, int);
 	void *ctx;
-	atlas_token_fn tap, rec; /* either may be NULL */
+	atlas_token_fn tap;
 	void *tap_ctx;
 } tapped;
 
@@ -644,9 +644,7 @@ static int tapped_token(void *ctx, int tflags, const char *tok, int n, int start
 {
 	tapped *t = ctx;
 	int rc = t->xToken(t->ctx, tflags, tok, n, start, end);
-	if (rc == SQLITE_OK && t->rec)
-		rc = t->rec(t->tap_ctx, tflags, tok, n, start, end);
-	if (rc == SQLITE_OK && t->tap && !(tflags & FTS5_TOKEN_COLOCATED))
+	if (rc == SQLITE_OK && !(tflags & FTS5_TOKEN_COLOCATED))
 		rc = t->tap(t->tap_ctx, tflags, tok, n, start, end);
 	return rc;
 }
@@ -662,12 +660,8 @@ static int fts_tokenize(Fts5Tokenizer *t, void *ctx, int flags, const char *text
 	atlas_analyzer *a = (atlas_analyzer *)t;
 	atlas_tap *tap = a->module ? a->module->tap : NULL;
 	if (tap && flags == FTS5_TOKENIZE_DOCUMENT) {
-		int rc = SQLITE_OK;
-		if (tap->replay && tap->replay(tap->ctx, text, n, xToken, ctx, &rc))
-			return rc;
-		tapped x = { xToken, ctx, tap->begin ? tap->begin(tap->ctx, text, n) : NULL,
-			     tap->record ? tap->record(tap->ctx, text, n) : NULL, tap->ctx };
-		if (x.tap || x.rec)
+		tapped x = { xToken, ctx, tap->begin(tap->ctx, text, n), tap->ctx };
+		if (x.tap)
 			return atlas_analyze(a, flags, text, n, tapped_token, &x);
 	}
 	return atlas_analyze(a, flags, text, n, xToken, ctx);

@@ -57,15 +57,10 @@ int atlas_analyze(atlas_analyzer *a, int flags, const char *text, int n, atlas_t
  * tokenizer analyze in document mode (the columns of a row being inserted) is offered to begin,
  * with its address and length; when begin returns a callback, that callback also gets every
  * position's token (no colocated ones) as the index gets it, so that a caller can learn the
- * positions' byte ranges without analyzing the text a second time. record, when set, is offered
- * the text the same way and its callback gets every token, colocated ones too; replay, when set,
- * is offered each text first and may give FTS5 the tokens it recorded for that text itself
- * (returning non-zero, with FTS5's last answer in *rc), so that a text indexed twice (the same
- * column of two tables) is analyzed once. The tap is the caller's and must outlive its use. */
+ * positions' byte ranges without analyzing the text a second time. The tap is the caller's and
+ * must outlive its use. */
 typedef struct atlas_tap {
 	atlas_token_fn (*begin)(void *ctx, const char *text, int n);
-	atlas_token_fn (*record)(void *ctx, const char *text, int n);
-	int (*replay)(void *ctx, const char *text, int n, atlas_token_fn fn, void *fn_ctx, int *rc);
 	void *ctx;
 } atlas_tap;
 

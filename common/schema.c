@@ -17,6 +17,12 @@
 	"CREATE TABLE next_candidates(src INTEGER PRIMARY KEY, rows BLOB NOT NULL);\n"              \
 	"CREATE TABLE similar_terms(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n"
 
+/* The same pages' important fields alone (the fts columns but body, same rowids): where the most
+ * common words are looked for first, without walking their entries in every body. */
+#define ATLAS_SCHEMA_FIELDS_SQL                                                                    \
+	"CREATE VIRTUAL TABLE fields USING fts5(title, keywords, headings, description,"           \
+	" content='', tokenize='atlas');\n"
+
 const char atlas_schema_sql[] =
 	/* key/value facts about the build: schema_version, build_id, built_at, corpus_digest, counts */
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
@@ -42,10 +48,7 @@ const char atlas_schema_sql[] =
 	/* ranking index over whole pages; contentless, since the text lives in sections */
 	"CREATE VIRTUAL TABLE fts USING fts5(title, keywords, headings, description, body,"
 	" content='', tokenize='atlas');\n"
-	/* the same pages' important fields alone (the fts columns but body, same rowids): where the
-	 * most common words are looked for first, without walking their entries in every body */
-	"CREATE VIRTUAL TABLE fields USING fts5(title, keywords, headings, description,"
-	" content='', tokenize='atlas');\n"
+	ATLAS_SCHEMA_FIELDS_SQL
 	/* the taxonomy: one row per topic path, parent NULL at the top */
 	"CREATE TABLE topics(path TEXT PRIMARY KEY, parent TEXT, title TEXT NOT NULL,"
 	" description TEXT NOT NULL, ord INTEGER NOT NULL, doc_id INTEGER);\n"
@@ -67,6 +70,9 @@ const char atlas_schema_sql[] =
 /* The read-next signals' tables, also created alone in the file the signals are written to
  * beside the index, from which they are copied whole. */
 const char atlas_schema_signals_sql[] = ATLAS_SCHEMA_SIGNALS_SQL;
+
+/* The fields table, also created alone in that file: it is indexed there, then copied. */
+const char atlas_schema_fields_sql[] = ATLAS_SCHEMA_FIELDS_SQL;
 
 int atlas_schema_check(sqlite3 *db, atlas_error *err)
 {

@@ -19,6 +19,10 @@ extern const char atlas_schema_sql[];
  * same as in atlas_schema_sql: the signals are written to a file of their own, then copied. */
 extern const char atlas_schema_signals_sql[];
 
+/* The SQL that creates the fields FTS5 table alone, the same as in atlas_schema_sql (it needs the
+ * "atlas" tokenizer): it is indexed in the signals' file too, then copied. */
+extern const char atlas_schema_fields_sql[];
+
 /* Checks that db is an Atlas index of ATLAS_SCHEMA_VERSION: returns 0, or ATLAS_ESCHEMA with the
  * reason (not an index, another version) in err. */
 int atlas_schema_check(sqlite3 *db, atlas_error *err);

@@ -20,6 +20,7 @@
 #include "analyzer.h"
 #include "anchor.h"
 #include "compress.h"
+#include "fields_index.h"
 #include "schema.h"
 #include "signals.h"
 #include "spans.h"
@@ -172,10 +173,6 @@ typedef struct section_tokens {
 ** section's parts are counted from them, so that a page is analyzed once, not once more for its
 ** counts. A part whose column was not seen, or whose text is not the column's, is analyzed on its
 ** own; either way the counts are the same.
-**
-** The same tap records every token FTS5 gets for the title, keywords, headings and description
-** columns, and gives them again when the fields table indexes those texts, so that they are
-** analyzed once for both tables.
 */
 
 enum { COL_TITLE, COL_HEADINGS, COL_DESCRIPTION, COL_BODY, NCOLS };
@@ -190,32 +187,11 @@ typedef struct column_spans {
 	int next;       /* the first span not yet given to a section */
 } column_spans;
 
-/* One token as FTS5 got it: its flags, its source range, its text at bytes[off, off + len). */
-typedef struct recorded_token {
-	int flags, start, end, off, len;
-} recorded_token;
-
-enum { REC_TITLE, REC_KEYWORDS, REC_HEADINGS, REC_DESCRIPTION, NREC };
-
-/* A column of the row being inserted whose tokens are kept for the fields table. */
-typedef struct column_tokens {
-	const char *text;
-	int n;
-	bool taken;     /* its text was offered since the row's insert began */
-	bool whole;     /* every token of it kept */
-	recorded_token *tok;
-	int count, cap;
-	strbuf bytes;
-} column_tokens;
-
 typedef struct row_tap {
 	atlas_tap tap;
 	bool armed;     /* the fts row's insert is running */
-	bool replaying; /* the fields row's insert is running */
 	column_spans col[NCOLS];
 	column_spans *cur;
-	column_tokens rec[NREC];
-	column_tokens *rec_cur;
 } row_tap;
 
 static int tap_token(void *ctx, int tflags, const char *tok, int n, int start, int end)
@@ -258,69 +234,9 @@ static atlas_token_fn tap_begin(void *ctx, const char *text, int n)
 	return NULL;
 }
 
-static int rec_token(void *ctx, int tflags, const char *tok, int n, int start, int end)
-{
-	column_tokens *c = ((row_tap *)ctx)->rec_cur;
-	if (!c->whole)
-		return SQLITE_OK;
-	if (c->count == c->cap) {
-		int cap = c->cap ? c->cap * 2 : 256;
-		recorded_token *more = realloc(c->tok, (size_t)cap * sizeof(*more));
-		if (!more) {
-			c->whole = false; /* analyzed again for the fields table */
-			return SQLITE_OK;
-		}
-		c->tok = more;
-		c->cap = cap;
-	}
-	c->tok[c->count++] = (recorded_token){ tflags, start, end, (int)c->bytes.len, n };
-	if (strbuf_append(&c->bytes, tok, (size_t)n))
-		c->whole = false;
-	return SQLITE_OK;
-}
-
-static atlas_token_fn tap_record(void *ctx, const char *text, int n)
-{
-	row_tap *t = ctx;
-	if (!t->armed)
-		return NULL;
-	for (int k = 0; k < NREC; k++) {
-		column_tokens *c = &t->rec[k];
-		if (c->text == text && c->n == n && !c->taken) {
-			c->taken = c->whole = true;
-			c->count = 0;
-			strbuf_reset(&c->bytes);
-			t->rec_cur = c;
-			return rec_token;
-		}
-	}
-	return NULL;
-}
-
-/* Gives fn the tokens recorded for text[0..n), if a column of the row holds it whole: returns 1
- * with fn's last answer in *rc, or 0 (the text is then analyzed). */
-static int tap_replay(void *ctx, const char *text, int n, atlas_token_fn fn, void *fn_ctx, int *rc)
-{
-	row_tap *t = ctx;
-	if (!t->replaying)
-		return 0;
-	for (int k = 0; k < NREC; k++) {
-		const column_tokens *c = &t->rec[k];
-		if (c->text != text || c->n != n || !c->taken || !c->whole)
-			continue;
-		*rc = SQLITE_OK;
-		for (int i = 0; i < c->count && *rc == SQLITE_OK; i++) {
-			const recorded_token *x = &c->tok[i];
-			*rc = fn(fn_ctx, x->flags, c->bytes.buf + x->off, x->len, x->start, x->end);
-		}
-		return 1;
-	}
-	return 0;
-}
-
 /* Starts a row: the texts its columns will be given. */
-static void tap_row(row_tap *t, const char *title, const char *keywords, const char *headings,
-		    const char *description, const char *body, size_t nbody, size_t nheadings)
+static void tap_row(row_tap *t, const char *title, const char *headings, const char *description,
+		    const char *body, size_t nbody, size_t nheadings)
 {
 	const char *text[NCOLS] = { title, headings, description, body };
 	int n[NCOLS] = { (int)strlen(title), (int)nheadings, (int)strlen(description), (int)nbody };
@@ -330,21 +246,10 @@ static void tap_row(row_tap *t, const char *title, const char *keywords, const c
 		t->col[k].seen = false;
 		t->col[k].count = t->col[k].next = 0;
 	}
-	const char *rtext[NREC] = { title, keywords, headings, description };
-	int rn[NREC] = { n[COL_TITLE], (int)strlen(keywords), n[COL_HEADINGS], n[COL_DESCRIPTION] };
-	for (int k = 0; k < NREC; k++) {
-		t->rec[k].text = rtext[k];
-		t->rec[k].n = rn[k];
-		t->rec[k].taken = t->rec[k].whole = false;
-	}
 }
 
 static void tap_free(row_tap *t)
 {
-	for (int k = 0; k < NREC; k++) {
-		free(t->rec[k].tok);
-		strbuf_free(&t->rec[k].bytes);
-	}
 	for (int k = 0; k < NCOLS; k++)
 		free(t->col[k].sp);
 }
@@ -476,7 +381,7 @@ fail_nomem:
 
 static int write_docs(writer *w, const corpus *c, build_stats *stats)
 {
-	sqlite3_stmt *doc = NULL, *sec = NULL, *fts = NULL, *fields = NULL, *dt = NULL;
+	sqlite3_stmt *doc = NULL, *sec = NULL, *fts = NULL, *dt = NULL;
 	int rc = prepare(w, &doc, "INSERT INTO docs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (!rc)
 		rc = prepare(w, &sec, "INSERT INTO sections VALUES(?,?,?,?,?,?,?,?,?,?)");
@@ -487,13 +392,10 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		rc = prepare(w, &fts, "INSERT INTO fts(rowid, title, keywords, headings, description, body)"
 				      " VALUES(?,?,?,?,?,?)");
 	if (!rc)
-		rc = prepare(w, &fields, "INSERT INTO fields(rowid, title, keywords, headings, description)"
-					 " VALUES(?,?,?,?,?)");
-	if (!rc)
 		rc = prepare(w, &dt, "INSERT OR IGNORE INTO doc_topics VALUES(?,?)");
 	row_tap tap;
 	memset(&tap, 0, sizeof(tap));
-	tap.tap = (atlas_tap){ tap_begin, tap_record, tap_replay, &tap };
+	tap.tap = (atlas_tap){ tap_begin, &tap };
 	section_places places = { NULL, NULL, NULL, 0 };
 	if (!rc)
 		rc = atlas_analyzer_set_tap(w->db, &tap.tap, w->err);
@@ -560,8 +462,8 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		rc = step_reset(w, doc, "insert document");
 		/* the full-text row first: its analysis counts the sections' tokens */
 		if (!rc) {
-			tap_row(&tap, p->title, strbuf_str(&kw), strbuf_str(&heads), p->description,
-				strbuf_str(&body), body.len, heads.len);
+			tap_row(&tap, p->title, strbuf_str(&heads), p->description, strbuf_str(&body), body.len,
+				heads.len);
 			sqlite3_bind_int(fts, 1, id);
 			sqlite3_bind_text(fts, 2, p->title, -1, SQLITE_STATIC);
 			sqlite3_bind_text(fts, 3, strbuf_str(&kw), -1, SQLITE_STATIC);
@@ -600,16 +502,6 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 			sqlite3_bind_int(sec, 10, tk.body);
 			rc = step_reset(w, sec, "insert section");
 		}
-		if (!rc) {
-			sqlite3_bind_int(fields, 1, id);
-			sqlite3_bind_text(fields, 2, p->title, -1, SQLITE_STATIC);
-			sqlite3_bind_text(fields, 3, strbuf_str(&kw), -1, SQLITE_STATIC);
-			sqlite3_bind_text(fields, 4, strbuf_str(&heads), -1, SQLITE_STATIC);
-			sqlite3_bind_text(fields, 5, p->description, -1, SQLITE_STATIC);
-			tap.replaying = true; /* the texts the fts row recorded, not analyzed again */
-			rc = step_reset(w, fields, "insert into fields");
-			tap.replaying = false;
-		}
 		for (int t = 0; !rc && t < p->ntopics; t++) {
 			sqlite3_bind_int(dt, 1, id);
 			sqlite3_bind_text(dt, 2, p->topics[t], -1, SQLITE_STATIC);
@@ -631,7 +523,6 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	sqlite3_finalize(doc);
 	sqlite3_finalize(sec);
 	sqlite3_finalize(fts);
-	sqlite3_finalize(fields);
 	sqlite3_finalize(dt);
 	atlas_analyzer_free(a);
 	return rc;
@@ -796,9 +687,13 @@ static int write_meta(writer *w, const corpus *c, build_stats *stats)
 	return rc;
 }
 
-/* The tables the read-next thread computes, copied in by write_signals. */
+/* The tables the read-next thread computes, copied in by write_signals: the signals', and the
+ * fields table's shadow tables. */
 static bool signals_table(const char *name)
 {
+	for (int i = 0; fields_index_tables[i]; i++)
+		if (strcmp(name, fields_index_tables[i]) == 0)
+			return true;
 	return strcmp(name, "next_candidates") == 0 || strcmp(name, "vocab") == 0 || strcmp(name, "stems") == 0 ||
 	       strcmp(name, "similar_terms") == 0;
 }
@@ -847,9 +742,29 @@ static int check_signals(writer *w, const corpus *c, build_stats *stats)
 	return rc ? rc : check_tables(w, true);
 }
 
+/* Copies table name whole from the attached signals' file into the index, emptied first when
+ * replace is set. Returns 0 or an error code with w->err set, naming the table. */
+static int copy_table(writer *w, const char *name, bool replace)
+{
+	char sql[200], what[80];
+	snprintf(sql, sizeof(sql), "INSERT INTO main.%s SELECT * FROM signals.%s", name, name);
+	snprintf(what, sizeof(what), "copy %s", name);
+	if (replace) {
+		char del[80];
+		snprintf(del, sizeof(del), "DELETE FROM main.%s", name);
+		if (sqlite3_exec(w->db, del, NULL, NULL, NULL) != SQLITE_OK)
+			return sql_fail(w, what);
+	}
+	if (sqlite3_exec(w->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return sql_fail(w, what);
+	return 0;
+}
+
 /* Copies the signals' tables whole from the file their thread wrote (same tables, so SQLite copies
- * the rows as they are stored, in key order). ATTACH is refused inside a transaction: the build's
- * is committed around it, which with the journal off only writes out what is pending. */
+ * the rows as they are stored, in key order), and the fields table's shadow tables over the empty
+ * table's (this connection never reads the fields table, so FTS5 holds nothing of it to go stale).
+ * ATTACH is refused inside a transaction: the build's is committed around it, which with the
+ * journal off only writes out what is pending. */
 static int write_signals(writer *w, const corpus *c, build_stats *stats)
 {
 	(void)c;
@@ -857,28 +772,35 @@ static int write_signals(writer *w, const corpus *c, build_stats *stats)
 	int rc = signals_finish(w->signals, &rows, &stats->candidates, &stats->terms, w->err);
 	if (rc)
 		return rc;
-	char *sql = sqlite3_mprintf("COMMIT; ATTACH %Q AS signals; BEGIN;"
-				    " INSERT INTO main.next_candidates SELECT * FROM signals.next_candidates;"
-				    " INSERT INTO main.similar_terms SELECT * FROM signals.similar_terms;"
-				    " INSERT INTO main.vocab SELECT * FROM signals.vocab;"
-				    " INSERT INTO main.stems SELECT * FROM signals.stems;"
-				    " COMMIT; DETACH signals; BEGIN",
-				    rows);
-	rc = sql ? exec(w, sql) : atlas_error_set(w->err, ATLAS_ENOMEM, "out of memory");
-	sqlite3_free(sql);
+	char *attach = sqlite3_mprintf("COMMIT; ATTACH %Q AS signals; BEGIN", rows);
+	rc = attach ? exec(w, attach) : atlas_error_set(w->err, ATLAS_ENOMEM, "out of memory");
+	sqlite3_free(attach);
+	static const char *const tables[] = { "next_candidates", "similar_terms", "vocab", "stems" };
+	for (size_t i = 0; !rc && i < sizeof(tables) / sizeof(tables[0]); i++)
+		rc = copy_table(w, tables[i], false);
+	for (int i = 0; !rc && fields_index_tables[i]; i++)
+		rc = copy_table(w, fields_index_tables[i], true);
+	if (!rc)
+		rc = exec(w, "COMMIT; DETACH signals; BEGIN");
 	signals_free(w->signals);
 	w->signals = NULL;
 	return rc;
 }
 
-/* Merges each full-text table's segments into one, while the read-next thread finishes. */
+/* Merges the fts table's segments into one, while the read-next thread finishes (and merges the
+ * fields table's). */
+/* A corpus that fits the in-memory hash was flushed as one segment per table already: merging it
+ * again would only rewrite it. */
+static bool merge_segments(const writer *w, const corpus *c)
+{
+	return (long long)c->bytes > w->fts_hash_bytes / 2;
+}
+
 static int optimize_fts(writer *w, const corpus *c, build_stats *stats)
 {
 	(void)stats;
-	/* a corpus that fits the in-memory hash was flushed as one segment per table already:
-	 * merging it again would only rewrite it */
-	if ((long long)c->bytes > w->fts_hash_bytes / 2)
-		return exec(w, "INSERT INTO fts(fts) VALUES('optimize'); INSERT INTO fields(fields) VALUES('optimize')");
+	if (merge_segments(w, c))
+		return exec(w, "INSERT INTO fts(fts) VALUES('optimize')");
 	return 0;
 }
 
@@ -937,24 +859,24 @@ int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_mem
 	if (!rc) {
 		/* one large in-memory hash before each flush, and no merging during the bulk load:
 		 * few segments, merged once by 'optimize' at the end */
-		char sql[320];
+		char sql[160];
 		snprintf(sql, sizeof(sql),
 			 "INSERT INTO fts(fts, rank) VALUES('automerge', 0);"
-			 " INSERT INTO fts(fts, rank) VALUES('hashsize', %lld);"
-			 " INSERT INTO fields(fields, rank) VALUES('automerge', 0);"
-			 " INSERT INTO fields(fields, rank) VALUES('hashsize', %lld)",
-			 w.fts_hash_bytes, w.fts_hash_bytes / 4);
+			 " INSERT INTO fts(fts, rank) VALUES('hashsize', %lld)",
+			 w.fts_hash_bytes);
 		rc = exec(&w, sql);
 	}
-	/* the read-next signals and the vocabulary are computed on the other core meanwhile; the
-	 * section bodies, read by both, are freed page by page once both have read them (or kept
-	 * to the end, when there is no memory to count them) */
+	/* the read-next signals and the vocabulary are computed on the other core meanwhile, and
+	 * then the fields table (a quarter of the fts table's hash); the section bodies, read by
+	 * both, are freed page by page once both have read them (or kept to the end, when there is
+	 * no memory to count them) */
 	if (!rc) {
 		w.bodies = c;
 		corpus_share_bodies(c, 2);
 		char rows[sizeof(tmp) + 16];
 		snprintf(rows, sizeof(rows), "%s-signals", tmp);
-		rc = signals_start(&w.signals, w.db, c, w.id_of, rows, err);
+		rc = signals_start(&w.signals, w.db, c, w.id_of, rows, w.fts_hash_bytes / 4,
+				   merge_segments(&w, c), err);
 	}
 	/* each phase timed, for the summary */
 	struct {
@@ -968,7 +890,7 @@ int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_mem
 		/* the work that needs no read-next rows, done before waiting for them */
 		{ "optimize", optimize_fts },
 		{ "integrity check", check_written },
-		{ "vocabulary and read-next signals", write_signals },
+		{ "vocabulary, read-next signals and fields index", write_signals },
 		{ "meta", write_meta },
 		{ "integrity check of the read-next tables", check_signals },
 		{ "compact", compact },

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "analyzer.h"
+#include "fields_index.h"
 #include "schema.h"
 #include "stopwords.h"
 #include "strbuf.h"
@@ -1096,6 +1097,8 @@ struct signals {
 	const int *id_of;
 	atlas_analyzer *a;
 	char *rows_path;          /* the file the rows are written to */
+	long long fields_hash;    /* FTS5's pending-terms memory for the fields table */
+	bool fields_merge;        /* merge the fields table's segments into one at the end */
 	atlas_error err;
 	out_ctx o;
 	ppr_job ppr;
@@ -1112,9 +1115,13 @@ static int rows_open(out_ctx *o)
 		return o->rc;
 	}
 	/* appends only: a small cache, no journal (the file is thrown away on failure) */
+	if (atlas_analyzer_register(o->db, o->err)) {
+		o->rc = o->err->code;
+		return o->rc;
+	}
 	if (rows_exec(o, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;"
 			 " PRAGMA cache_size=-8192; BEGIN") ||
-	    rows_exec(o, atlas_schema_signals_sql) ||
+	    rows_exec(o, atlas_schema_signals_sql) || rows_exec(o, atlas_schema_fields_sql) ||
 	    rows_exec(o, "CREATE TABLE computed(src INTEGER, dst INTEGER, signal INTEGER, weight REAL, detail BLOB)"))
 		return o->rc;
 	if (sqlite3_prepare_v2(o->db, "INSERT INTO computed VALUES(?,?,?,?,?)", -1, &o->row, NULL) != SQLITE_OK ||
@@ -1238,6 +1245,10 @@ static void *run(void *arg)
 	if (!o->rc)
 		ppr_signals(o, &s->ppr, s->id_of);
 	ppr_free(&s->ppr);
+	/* last, when the other core is still indexing the pages' full text and this one is free */
+	if (!o->rc)
+		o->rc = fields_index_write(o->db, o->path, s->c, s->id_of, s->fields_hash, s->fields_merge,
+					   o->err);
 	if (!o->rc)
 		rows_finish(o);
 	rows_close(o);
@@ -1245,7 +1256,7 @@ static void *run(void *arg)
 }
 
 int signals_start(signals **out, sqlite3 *db, corpus *c, const int *id_of, const char *rows_path,
-		  atlas_error *err)
+		  long long fields_hash, bool fields_merge, atlas_error *err)
 {
 	*out = NULL;
 	signals *s = calloc(1, sizeof(*s));
@@ -1258,6 +1269,8 @@ int signals_start(signals **out, sqlite3 *db, corpus *c, const int *id_of, const
 	unlink(rows_path);
 	s->c = c;
 	s->id_of = id_of;
+	s->fields_hash = fields_hash;
+	s->fields_merge = fields_merge;
 	s->o.err = &s->err;
 	s->o.path = s->rows_path;
 	s->ppr.c = c;

@@ -109,96 +109,11 @@ static atlas_token_fn test_tap_begin(void *ctx, const char *text, int n)
 	return text == t->want && n == (int)strlen(t->want) ? test_tap_token : NULL;
 }
 
-/* A tap that records every token of the one text it is given, then gives them back. */
-typedef struct replay_tap {
-	atlas_tap tap;
-	const char *want;
-	bool replaying;
-	int replayed;       /* texts given back */
-	int n;
-	struct { int flags, start, end; char tok[64]; int ntok; } tok[256];
-} replay_tap;
-
-static int replay_token(void *ctx, int tflags, const char *token, int ntoken, int start, int end)
-{
-	replay_tap *t = ctx;
-	if (t->n < 256 && ntoken < 64) {
-		t->tok[t->n].flags = tflags;
-		t->tok[t->n].start = start;
-		t->tok[t->n].end = end;
-		memcpy(t->tok[t->n].tok, token, (size_t)ntoken);
-		t->tok[t->n].ntok = ntoken;
-		t->n++;
-	}
-	return SQLITE_OK;
-}
-
-static atlas_token_fn replay_record(void *ctx, const char *text, int n)
-{
-	replay_tap *t = ctx;
-	return !t->replaying && text == t->want && n == (int)strlen(t->want) ? replay_token : NULL;
-}
-
-static int replay_give(void *ctx, const char *text, int n, atlas_token_fn fn, void *fn_ctx, int *rc)
-{
-	replay_tap *t = ctx;
-	if (!t->replaying || text != t->want || n != (int)strlen(t->want))
-		return 0;
-	*rc = SQLITE_OK;
-	for (int i = 0; i < t->n && *rc == SQLITE_OK; i++)
-		*rc = fn(fn_ctx, t->tok[i].flags, t->tok[i].tok, t->tok[i].ntok, t->tok[i].start, t->tok[i].end);
-	t->replayed++;
-	return 1;
-}
-
-/* Indexes text in table r1 with the tap recording, in r2 with it replaying, in r3 without it:
- * r2's index must be r3's, byte for byte, and r2's text must not have been analyzed. */
-static void expect_replay(sqlite3 *db, const char *text)
-{
-	static replay_tap t; /* large; one at a time */
-	memset(&t, 0, sizeof(t));
-	t.tap = (atlas_tap){ NULL, replay_record, replay_give, &t };
-	t.want = text;
-	atlas_error err = { 0, "" };
-	sqlite3_exec(db, "DROP TABLE IF EXISTS r1; DROP TABLE IF EXISTS r2; DROP TABLE IF EXISTS r3;"
-			 " CREATE VIRTUAL TABLE r1 USING fts5(body, tokenize='atlas');"
-			 " CREATE VIRTUAL TABLE r2 USING fts5(body, tokenize='atlas');"
-			 " CREATE VIRTUAL TABLE r3 USING fts5(body, tokenize='atlas');",
-		     NULL, NULL, NULL);
-	int rc = atlas_analyzer_set_tap(db, &t.tap, &err);
-	static const char *const tables[] = { "INSERT INTO r1(body) VALUES(?1)", "INSERT INTO r2(body) VALUES(?1)" };
-	for (int k = 0; k < 2 && !rc; k++) {
-		sqlite3_stmt *st = NULL;
-		t.replaying = k == 1;
-		if (sqlite3_prepare_v2(db, tables[k], -1, &st, NULL) == SQLITE_OK) {
-			sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
-			sqlite3_step(st);
-		}
-		sqlite3_finalize(st);
-	}
-	atlas_analyzer_set_tap(db, NULL, NULL);
-	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(db, "INSERT INTO r3(body) VALUES(?1)", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
-		sqlite3_step(st);
-	}
-	sqlite3_finalize(st);
-	int differ = count_of(db, "SELECT count(*) FROM r2_data a FULL JOIN r3_data b USING(id)"
-				  " WHERE a.block IS NOT b.block OR ?1 IS NULL", "x");
-	checks++;
-	if (rc || t.replayed != 1 || t.n == 0 || differ != 0) {
-		failures++;
-		printf("FAIL  replay(%s): %d tokens recorded, replayed %d, %d blocks differ (%s)\n", text, t.n,
-		       t.replayed, differ, err.msg);
-	} else
-		printf("ok    replay(%s): %d tokens, the same index\n", text, t.n);
-}
-
 /* Inserts text into table t with a tap set: the tap must see, for that text, every position's
  * range exactly as aux mode (what snippets are cut by) gives them alone. */
 static void expect_tap(sqlite3 *db, atlas_analyzer *a, const char *text)
 {
-	test_tap t = { { test_tap_begin, NULL, NULL, NULL }, text, 0, "" };
+	test_tap t = { { test_tap_begin, NULL }, text, 0, "" };
 	t.tap.ctx = &t;
 	char want[1024] = "";
 	atlas_analyze(a, FTS5_TOKENIZE_AUX, text, (int)strlen(text), ranges, want);
@@ -328,8 +243,6 @@ int main(void)
 		   "Call shard_map, then torch.compile the RLCluster's PJRT_Client_Create (v2).");
 	expect_tap(db, a, "A café near the naïve résumé — ▸ x² 東京 ok");
 	expect_tap(db, a, "");
-	expect_replay(db, "torch.compile and shard_map: the leader's log, consistent hashing");
-	expect_replay(db, "A café near the naïve résumé — ▸ x² 東京 pjrt_api.cc");
 	expect_stem(a, "running", "run");
 	expect_stem(a, "consistency", "consist");
 	expect_stem(a, "caching", "cach");

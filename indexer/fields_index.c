@@ -1,0 +1,88 @@
+/* fields_index.c - the fields full-text table: the pages' important fields, indexed alone. */
+#include "fields_index.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "strbuf.h"
+
+const char *const fields_index_tables[] = {"fields_data", "fields_idx", "fields_docsize",
+					   "fields_config", NULL};
+
+/* Sets err from db's last error, with what was being done. Returns the code set. */
+static int fields_failed(sqlite3 *db, const char *file, const char *what, atlas_error *err)
+{
+	int code = sqlite3_errcode(db);
+	return atlas_error_set(err, code == SQLITE_FULL ? ATLAS_EIO : ATLAS_ESQL, "%s: %s: %s",
+			       file, what, code == SQLITE_FULL ? "disk full" : sqlite3_errmsg(db));
+}
+
+int fields_index_write(sqlite3 *db, const char *file, const corpus *c, const int *id_of,
+		       long long hash_bytes, bool merge, atlas_error *err)
+{
+	int rc = 0;
+	sqlite3_stmt *ins = NULL;
+	strbuf kw = STRBUF_INIT, heads = STRBUF_INIT;
+	int *order = malloc((size_t)(c->npages ? c->npages : 1) * sizeof(int));
+	if (!order)
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+	for (int pi = 0; pi < c->npages; pi++)
+		order[id_of[pi] - 1] = pi;
+	/* no merging while rows come in: one large hash of pending terms, written out when full */
+	char sql[160];
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO fields(fields, rank) VALUES('automerge', 0);"
+		 " INSERT INTO fields(fields, rank) VALUES('hashsize', %lld)",
+		 hash_bytes);
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		rc = fields_failed(db, file, "configure the fields table", err);
+		goto out_free;
+	}
+	if (sqlite3_prepare_v2(db,
+			       "INSERT INTO fields(rowid, title, keywords, headings, description)"
+			       " VALUES(?,?,?,?,?)",
+			       -1, &ins, NULL) != SQLITE_OK) {
+		rc = fields_failed(db, file, "prepare", err);
+		goto out_free;
+	}
+	/* the texts as the fts table's columns hold them: keywords joined by "; ", and each
+	 * heading but the lead's followed by a newline */
+	for (int id = 1; !rc && id <= c->npages; id++) {
+		const page *p = &c->pages[order[id - 1]];
+		strbuf_reset(&kw);
+		strbuf_reset(&heads);
+		for (int k = 0; k < p->nkeywords; k++) {
+			if (k)
+				strbuf_puts(&kw, "; ");
+			strbuf_puts(&kw, p->keywords[k]);
+		}
+		for (int s = 1; s < p->nsecs; s++) {
+			strbuf_puts(&heads, p->secs[s].heading);
+			strbuf_putc(&heads, '\n');
+		}
+		if (kw.oom || heads.oom) {
+			rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+			break;
+		}
+		sqlite3_bind_int(ins, 1, id);
+		sqlite3_bind_text(ins, 2, p->title, -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 3, strbuf_str(&kw), (int)kw.len, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 4, strbuf_str(&heads), (int)heads.len, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 5, p->description, -1, SQLITE_STATIC);
+		if (sqlite3_step(ins) != SQLITE_DONE) {
+			char what[1200];
+			snprintf(what, sizeof(what), "index the fields of %s", p->path);
+			rc = fields_failed(db, file, what, err);
+		}
+		sqlite3_reset(ins);
+	}
+	if (!rc && merge &&
+	    sqlite3_exec(db, "INSERT INTO fields(fields) VALUES('optimize')", NULL, NULL, NULL))
+		rc = fields_failed(db, file, "merge the fields table's segments", err);
+	sqlite3_finalize(ins);
+out_free:
+	strbuf_free(&kw);
+	strbuf_free(&heads);
+	free(order);
+	return rc;
+}

@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <expat.h>
 #include <md4c.h>
 #include <pthread.h>
@@ -117,13 +118,21 @@ static char *xstrndup(const char *s, size_t n)
 	return r;
 }
 
-static int read_file(const char *path, char **out, size_t *n)
+/* Reads the whole file at path (or, when fd is not -1, the file open on fd, which is closed either
+ * way) into *out (owned by the caller, NUL-terminated) and its length into *n. Returns 0, or -1
+ * with errno set. */
+static int read_file(const char *path, int fd, char **out, size_t *n)
 {
 	*out = NULL;
 	*n = 0;
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : fopen(path, "rb");
+	if (!f) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		errno = e;
 		return -1;
+	}
 	strbuf sb = STRBUF_INIT;
 	char buf[65536];
 	size_t got;
@@ -966,6 +975,7 @@ static void gather_texts(page **pages, int n)
 typedef struct parsed_file {
 	char *name;         /* directory entry, e.g. "raft.md"; owned */
 	char *file;         /* dir/sub/name, as reported in diagnostics; owned */
+	int fd;             /* the file, opened ahead (see prefetch_files), or -1 */
 	bool read;          /* the file could be read */
 	unsigned long long digest; /* of its name, then its bytes */
 	size_t len;         /* bytes of the name and the file */
@@ -995,13 +1005,17 @@ static void *parse_files(void *arg)
 		if (i >= b->n)
 			return NULL;
 		parsed_file *f = &b->files[i];
+		int fd = f->fd;
+		f->fd = -1;
 		if (!f->file) {
+			if (fd >= 0)
+				close(fd);
 			f->read_errno = ENOMEM;
 			continue;
 		}
 		char *data;
 		size_t len;
-		if (read_file(f->file, &data, &len)) {
+		if (read_file(f->file, fd, &data, &len)) {
 			f->read_errno = errno ? errno : EIO;
 			continue;
 		}
@@ -1082,6 +1096,23 @@ out:
 	memset(f, 0, sizeof(*f));
 }
 
+/* Opens the files dir/names[0..n) into fds[0..n) (-1 where one cannot be opened: it is then
+ * opened again, and its error reported, when read) and asks the kernel to start reading them:
+ * a corpus read cold then comes in while the batch before is parsed, instead of a file at a
+ * time as each is read. */
+static void prefetch_files(int *fds, const char *dir, char **names, int n)
+{
+	char path[8192];
+	for (int i = 0; i < n; i++) {
+		fds[i] = -1;
+		if (!names[i] || snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= (int)sizeof(path))
+			continue;
+		fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (fds[i] >= 0)
+			posix_fadvise(fds[i], 0, 0, POSIX_FADV_WILLNEED);
+	}
+}
+
 /* How many threads read and parse pages: one per core, at most PARSE_THREADS_MAX. */
 static int parse_threads(void)
 {
@@ -1129,6 +1160,8 @@ static void load_pages(corpus *c, const char *sub, enum page_type type, diag_lis
 	}
 	pthread_mutex_init(&b.lock, NULL);
 	int nthreads = parse_threads();
+	int ahead[PARSE_BATCH]; /* the batch's files, opened while the one before was parsed */
+	prefetch_files(ahead, dirpath, names, n < PARSE_BATCH ? n : PARSE_BATCH);
 	for (int at = 0; at < n; at += b.n) {
 		b.n = n - at < PARSE_BATCH ? n - at : PARSE_BATCH;
 		b.next = 0;
@@ -1136,10 +1169,13 @@ static void load_pages(corpus *c, const char *sub, enum page_type type, diag_lis
 			parsed_file *f = &b.files[i];
 			f->name = names[at + i];
 			names[at + i] = NULL;
+			f->fd = ahead[i];
 			size_t len = strlen(dirpath) + strlen(f->name) + 2;
 			if ((f->file = malloc(len)))
 				snprintf(f->file, len, "%s/%s", dirpath, f->name);
 		}
+		int next = at + b.n, nnext = n - next < PARSE_BATCH ? n - next : PARSE_BATCH;
+		prefetch_files(ahead, dirpath, names + next, nnext);
 		pthread_t helpers[PARSE_THREADS_MAX];
 		int started = 0;
 		for (int t = 1; t < nthreads && t < b.n; t++)
@@ -1273,7 +1309,7 @@ static cJSON *read_json_list(corpus *c, diag_list *d, const char *name, const ch
 	size_t n;
 	*root = NULL;
 	snprintf(file, fcap, "%s/%s", c->dir, name);
-	if (read_file(file, data, &n)) {
+	if (read_file(file, -1, data, &n)) {
 		if (required || errno != ENOENT)
 			diag_add(d, file, 0, DIAG_ERROR, "cannot read file: %s", strerror(errno));
 		return NULL;
@@ -1425,7 +1461,7 @@ static void load_sitemap(corpus *c, diag_list *d, bool strict)
 	snprintf(file, sizeof(file), "%s/sitemap.xml", c->dir);
 	char *data;
 	size_t n;
-	if (read_file(file, &data, &n)) {
+	if (read_file(file, -1, &data, &n)) {
 		diag_add(d, file, 0, strict ? DIAG_ERROR : DIAG_WARNING, "cannot read sitemap: %s",
 			 strerror(errno));
 		return;

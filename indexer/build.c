@@ -687,15 +687,20 @@ static int write_meta(writer *w, const corpus *c, build_stats *stats)
 	return rc;
 }
 
-/* The tables the read-next thread computes, copied in by write_signals: the signals', and the
- * fields table's shadow tables. */
+/* The read-next signals' tables (atlas_schema_signals_sql), which their thread computes. */
+static const char *const signals_tables[] = { "next_candidates", "similar_terms", "vocab", "stems", NULL };
+
+/* Whether table name is one the read-next thread writes, copied in by write_signals: the signals',
+ * and the fields table's shadow tables. */
 static bool signals_table(const char *name)
 {
+	for (int i = 0; signals_tables[i]; i++)
+		if (strcmp(name, signals_tables[i]) == 0)
+			return true;
 	for (int i = 0; fields_index_tables[i]; i++)
 		if (strcmp(name, fields_index_tables[i]) == 0)
 			return true;
-	return strcmp(name, "next_candidates") == 0 || strcmp(name, "vocab") == 0 || strcmp(name, "stems") == 0 ||
-	       strcmp(name, "similar_terms") == 0;
+	return false;
 }
 
 /* Runs PRAGMA integrity_check on each table of the index (and its indexes) that is or is not, as
@@ -775,9 +780,8 @@ static int write_signals(writer *w, const corpus *c, build_stats *stats)
 	char *attach = sqlite3_mprintf("COMMIT; ATTACH %Q AS signals; BEGIN", rows);
 	rc = attach ? exec(w, attach) : atlas_error_set(w->err, ATLAS_ENOMEM, "out of memory");
 	sqlite3_free(attach);
-	static const char *const tables[] = { "next_candidates", "similar_terms", "vocab", "stems" };
-	for (size_t i = 0; !rc && i < sizeof(tables) / sizeof(tables[0]); i++)
-		rc = copy_table(w, tables[i], false);
+	for (int i = 0; !rc && signals_tables[i]; i++)
+		rc = copy_table(w, signals_tables[i], false);
 	for (int i = 0; !rc && fields_index_tables[i]; i++)
 		rc = copy_table(w, fields_index_tables[i], true);
 	if (!rc)

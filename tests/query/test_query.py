@@ -30,6 +30,17 @@ def paths(res):
     return [r["path"] for r in res["results"]]
 
 
+def probe_index(tmp, slug, text):
+    """Indexes the mini corpus with one more explainer, slug.md holding text; returns the index."""
+    corpus = os.path.join(tmp, "corpus")
+    shutil.copytree(MINI, corpus)
+    with open(os.path.join(corpus, "explainers", slug + ".md"), "w") as f:
+        f.write(text)
+    db = os.path.join(tmp, "x.db")
+    subprocess.run([INDEXER, "--corpus", corpus, "--out", db, "--quiet"], check=True)
+    return db
+
+
 def main():
     r = q("--json", "consis")
     check("prefix: 'consis' finds consistent hashing or consistency", any(
@@ -128,15 +139,10 @@ def main():
 
     # escaping: a page whose text holds markup comes back escaped, only <mark> is HTML
     with tempfile.TemporaryDirectory() as tmp:
-        corpus = os.path.join(tmp, "corpus")
-        shutil.copytree(MINI, corpus)
-        with open(os.path.join(corpus, "explainers", "markup-probe.md"), "w") as f:
-            f.write('{\n  "title": "Markup <b>probe</b> \\"quoted\\" C:\\\\temp",\n  "description": "Probe page.",\n'
+        db = probe_index(tmp, "markup-probe", '{\n  "title": "Markup <b>probe</b> \\"quoted\\" C:\\\\temp",\n  "description": "Probe page.",\n'
                     '  "lastmod": "2026-07-10",\n  "priority": 0.8,\n  "image": "https://example.test/og/x.png",\n'
                     '  "topics": ["systems/caching"],\n  "keywords": ["probe"]\n}\n\n## Zebra <img src=x onerror=alert(1)>\n\n'
                     'The zebra text has <script>alert("x")</script> and "quotes" & ampersands.\n')
-        db = os.path.join(tmp, "x.db")
-        subprocess.run([INDEXER, "--corpus", corpus, "--out", db, "--quiet"], check=True)
         r = q("--json", "zebra", index=db)
         hit = r["results"][0]
         blob = hit["snippet"] + json.dumps(hit["sections"])
@@ -147,16 +153,11 @@ def main():
     # anchors: a heading's own anchor is made again by the engine; a page's second heading of the
     # same words is numbered, and that one is stored
     with tempfile.TemporaryDirectory() as tmp:
-        corpus = os.path.join(tmp, "corpus")
-        shutil.copytree(MINI, corpus)
-        with open(os.path.join(corpus, "explainers", "anchor-probe.md"), "w") as f:
-            f.write('{\n  "title": "Anchor probe",\n  "description": "Probe page.",\n'
+        db = probe_index(tmp, "anchor-probe", '{\n  "title": "Anchor probe",\n  "description": "Probe page.",\n'
                     '  "lastmod": "2026-07-10",\n  "priority": 0.8,\n  "image": "https://example.test/og/x.png",\n'
                     '  "topics": ["systems/caching"],\n  "keywords": ["probe"]\n}\n\n'
                     '## Set-up & Tear_down: Über 2x\n\nThe quagga starts here.\n\n'
                     '## Set-up & Tear_down: Über 2x\n\nThe quagga starts again here.\n')
-        db = os.path.join(tmp, "x.db")
-        subprocess.run([INDEXER, "--corpus", corpus, "--out", db, "--quiet"], check=True)
         r = q("--json", "quagga", index=db)
         anchors = sorted(s["anchor"] for s in r["results"][0]["sections"]) if r["results"] else []
         check("anchors made from headings, the repeated one numbered",

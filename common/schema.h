@@ -7,7 +7,7 @@
 #include "error.h"
 
 /* Bumped whenever a table or column changes meaning; readers refuse other versions. */
-#define ATLAS_SCHEMA_VERSION 12
+#define ATLAS_SCHEMA_VERSION 13
 
 /* Column order of the documents FTS5 table, and of the bm25() weights that go with it. */
 enum { FTS_TITLE, FTS_KEYWORDS, FTS_HEADINGS, FTS_DESCRIPTION, FTS_BODY, FTS_NCOLS };
@@ -19,8 +19,8 @@ extern const char atlas_schema_sql[];
  * same as in atlas_schema_sql: the signals are written to a file of their own, then copied. */
 extern const char atlas_schema_signals_sql[];
 
-/* The SQL that creates the fields FTS5 table alone, the same as in atlas_schema_sql (it needs the
- * "atlas" tokenizer): it is indexed in the signals' file too, then copied. */
+/* The SQL that creates the fields and titles FTS5 tables alone, the same as in atlas_schema_sql
+ * (they need the "atlas" tokenizer): they are indexed in the signals' file too, then copied. */
 extern const char atlas_schema_fields_sql[];
 
 /* Checks that db is an Atlas index of ATLAS_SCHEMA_VERSION: returns 0, or ATLAS_ESCHEMA with the

@@ -691,7 +691,7 @@ static int write_meta(writer *w, const corpus *c, build_stats *stats)
 static const char *const signals_tables[] = { "next_candidates", "similar_terms", "vocab", "stems", NULL };
 
 /* Whether table name is one the read-next thread writes, copied in by write_signals: the signals',
- * and the fields table's shadow tables. */
+ * and the fields and titles tables' shadow tables. */
 static bool signals_table(const char *name)
 {
 	for (int i = 0; signals_tables[i]; i++)
@@ -766,8 +766,9 @@ static int copy_table(writer *w, const char *name, bool replace)
 }
 
 /* Copies the signals' tables whole from the file their thread wrote (same tables, so SQLite copies
- * the rows as they are stored, in key order), and the fields table's shadow tables over the empty
- * table's (this connection never reads the fields table, so FTS5 holds nothing of it to go stale).
+ * the rows as they are stored, in key order), and the fields and titles tables' shadow tables over
+ * the empty tables' (this connection never reads those tables, so FTS5 holds nothing of them to go
+ * stale).
  * ATTACH is refused inside a transaction: the build's is committed around it, which with the
  * journal off only writes out what is pending. */
 static int write_signals(writer *w, const corpus *c, build_stats *stats)
@@ -792,7 +793,7 @@ static int write_signals(writer *w, const corpus *c, build_stats *stats)
 }
 
 /* Merges the fts table's segments into one, while the read-next thread finishes (and merges the
- * fields table's). */
+ * fields and titles tables'). */
 /* A corpus that fits the in-memory hash was flushed as one segment per table already: merging it
  * again would only rewrite it. */
 static bool merge_segments(const writer *w, const corpus *c)
@@ -871,7 +872,7 @@ int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_mem
 		rc = exec(&w, sql);
 	}
 	/* the read-next signals and the vocabulary are computed on the other core meanwhile, and
-	 * then the fields table (a quarter of the fts table's hash); the section bodies, read by
+	 * then the fields and titles tables (a quarter of the fts table's hash each); the section bodies, read by
 	 * both, are freed page by page once both have read them (or kept to the end, when there is
 	 * no memory to count them) */
 	if (!rc) {

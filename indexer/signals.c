@@ -1097,8 +1097,8 @@ struct signals {
 	const int *id_of;
 	atlas_analyzer *a;
 	char *rows_path;          /* the file the rows are written to */
-	long long fields_hash;    /* FTS5's pending-terms memory for the fields table */
-	bool fields_merge;        /* merge the fields table's segments into one at the end */
+	long long fields_hash;    /* FTS5's pending-terms memory per table, fields and titles */
+	bool fields_merge;        /* merge their segments into one at the end */
 	atlas_error err;
 	out_ctx o;
 	ppr_job ppr;

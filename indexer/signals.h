@@ -17,9 +17,10 @@ typedef struct signals signals;
  * and identifiers with document and collection frequencies). The candidates are written to a new
  * file at rows_path (replaced if present) as they are computed, and when done that file holds the
  * index's own tables for them (atlas_schema_signals_sql). Then, its core being free while the
- * full text is still being indexed on the other, the thread indexes the pages' fields into that
- * file's fields table (fields_index.h: FTS5 gathers fields_hash bytes of pending terms before a
- * segment, and with fields_merge merges the segments into one at the end). c and id_of must stay
+ * full text is still being indexed on the other, the thread indexes the pages' fields and titles
+ * into that file's fields and titles tables (fields_index.h: FTS5 gathers fields_hash bytes of
+ * pending terms per table before a segment, and with fields_merge merges the segments into one at
+ * the end). c and id_of must stay
  * unchanged until signals_finish, but for the section bodies: each page's are released
  * (corpus_release_bodies) once read. db is used only now, to find the tokenizer. On success *out
  * owns the computation (free with signals_free); returns 0 or a negative ATLAS_E* code with err

@@ -665,6 +665,8 @@ static int prepare_all(atlas_engine *e, atlas_error *err)
 		{ &e->st_match, "SELECT rowid, atlas_rank(fts) FROM fts WHERE fts MATCH ?1" },
 		/* the same over the important fields alone (titles, keywords, headings, descriptions) */
 		{ &e->st_match_fields, "SELECT rowid, atlas_rank(fields) FROM fields WHERE fields MATCH ?1" },
+		/* the same over the titles alone (one column, the fts table's first) */
+		{ &e->st_match_titles, "SELECT rowid, atlas_rank(titles) FROM titles WHERE titles MATCH ?1" },
 		{ &e->st_stem_df, "SELECT df FROM stems WHERE stem = ?1" },
 		{ &e->st_explain,
 		  "SELECT -bm25(fts, 1, 0, 0, 0, 0), -bm25(fts, 0, 1, 0, 0, 0), -bm25(fts, 0, 0, 1, 0, 0),"
@@ -931,6 +933,7 @@ void atlas_engine_free(atlas_engine *e)
 	sqlite3_finalize(e->st_match);
 	sqlite3_finalize(e->st_stem_df);
 	sqlite3_finalize(e->st_match_fields);
+	sqlite3_finalize(e->st_match_titles);
 	sqlite3_finalize(e->st_explain);
 	sqlite3_finalize(e->st_record);
 	sqlite3_finalize(e->st_section_text);

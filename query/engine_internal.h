@@ -50,6 +50,7 @@ typedef struct candidate {
 	double bm25;
 	sqlite3_int64 phrases;  /* which phrases of the relaxed expression matched */
 	sqlite3_int64 title_phrases, keyword_phrases; /* which matched in the title, in the keywords */
+	bool keywords_known;    /* a row beyond its title was taken: keyword_phrases says all */
 	bool strict;            /* matched every content word */
 	double score;
 	double title;           /* share of content words in the title */
@@ -94,7 +95,7 @@ struct atlas_engine {
 	bool in_memory;         /* the index was read into memory when opened */
 	struct index_image *image; /* those bytes, shared with other engines on the same file */
 	atlas_analyzer *analyzer;
-	sqlite3_stmt *st_match, *st_match_fields, *st_stem_df, *st_explain, *st_record, *st_section_text, *st_next, *st_guide_steps;
+	sqlite3_stmt *st_match, *st_match_fields, *st_match_titles, *st_stem_df, *st_explain, *st_record, *st_section_text, *st_next, *st_guide_steps;
 	atlas_doc *docs;
 	int ndocs;
 	strmap path_index;      /* path -> doc index */

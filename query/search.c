@@ -50,11 +50,14 @@ typedef struct plan {
 	int nterms;
 	int npositive;           /* terms that decide matching (content words and phrases) */
 	strbuf strict, relaxed;
+	/* the same two over the titles table, without column filters (its one column is the title);
+	 * their phrases are numbered alike */
+	strbuf titles_strict, titles_relaxed;
 	int phrase_term[MAX_PHRASES + 1];  /* relaxed expression: phrase index -> term */
 	sqlite3_int64 term_phrases[MAX_TERMS]; /* term -> its phrases in the relaxed expression */
 	int est_df;              /* pages the rarest content word is on: the work of step 1 */
 	int est_any;             /* at most this many pages hold any content word: the work of step 2 */
-	bool partial;            /* retrieval stopped at the important fields */
+	bool partial;            /* retrieval stopped at the titles or the important fields */
 	int nphrases;
 	bool corrected;
 	double idf[FTS_MAX_PHRASES]; /* IDF per phrase of the expressions, for atlas_rank */
@@ -80,6 +83,8 @@ static void plan_free(plan *pl)
 	}
 	strbuf_free(&pl->strict);
 	strbuf_free(&pl->relaxed);
+	strbuf_free(&pl->titles_strict);
+	strbuf_free(&pl->titles_relaxed);
 }
 
 static void add_alt(qterm *t, const char *text, size_t n, bool prefix)
@@ -580,13 +585,15 @@ static void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
 		pl->npositive += !pl->terms[i].negated && !pl->terms[i].stop;
 }
 
-static void term_group(strbuf *out, const qterm *t, plan *pl, bool record)
+/* Writes term t's alternatives to out as one group; a completion kept to titles and keywords gets
+ * its column filter when filters is set (the fts and fields tables), not over the titles table. */
+static void term_group(strbuf *out, const qterm *t, plan *pl, bool record, bool filters)
 {
 	strbuf_putc(out, '(');
 	for (int k = 0; k < t->nalts; k++) {
 		if (k)
 			strbuf_puts(out, " OR ");
-		if (t->alt_titled[k])
+		if (t->alt_titled[k] && filters)
 			strbuf_puts(out, "{title keywords} : "); /* same names in the fts and fields tables */
 		strbuf_puts(out, t->alts[k]);
 		if (record && pl->nphrases < MAX_PHRASES) {
@@ -609,9 +616,13 @@ static void build_expressions(plan *pl)
 		if (np) {
 			strbuf_puts(&pl->strict, " AND ");
 			strbuf_puts(&pl->relaxed, " OR ");
+			strbuf_puts(&pl->titles_strict, " AND ");
+			strbuf_puts(&pl->titles_relaxed, " OR ");
 		}
-		term_group(&pl->strict, t, pl, false);
-		term_group(&pl->relaxed, t, pl, true);
+		term_group(&pl->strict, t, pl, false, true);
+		term_group(&pl->relaxed, t, pl, true, true);
+		term_group(&pl->titles_strict, t, pl, false, false);
+		term_group(&pl->titles_relaxed, t, pl, false, false);
 		np++;
 	}
 	if (!np)
@@ -621,8 +632,8 @@ static void build_expressions(plan *pl)
 		const qterm *t = &pl->terms[i];
 		if (!t->negated)
 			continue;
-		strbuf *exprs[2] = { &pl->strict, &pl->relaxed };
-		for (int k = 0; k < 2; k++) {
+		strbuf *exprs[4] = { &pl->strict, &pl->relaxed, &pl->titles_strict, &pl->titles_relaxed };
+		for (int k = 0; k < 4; k++) {
 			if (!nneg) {
 				strbuf wrapped = STRBUF_INIT;
 				strbuf_printf(&wrapped, "(%s)", strbuf_str(exprs[k]));
@@ -630,7 +641,7 @@ static void build_expressions(plan *pl)
 				*exprs[k] = wrapped;
 			}
 			strbuf_puts(exprs[k], " NOT ");
-			term_group(exprs[k], t, pl, false);
+			term_group(exprs[k], t, pl, false, k < 2);
 		}
 		nneg++;
 	}
@@ -640,11 +651,18 @@ static void build_expressions(plan *pl)
 ** Retrieval and ranking.
 */
 
+/* Where a MATCH expression is looked for, narrowest first: the titles table, the fields table
+ * (titles, keywords, headings, descriptions), the fts table (whole pages). */
+typedef enum { TIER_TITLES, TIER_FIELDS, TIER_PAGES } match_tier;
+
+static const char *const tier_names[] = { "titles", "important fields", "whole pages" };
+
 /* Takes one row a MATCH expression gave, scored b, with the match record's row_* describing it:
  * the page becomes a candidate of the query, keeping its best score and what it matched. */
 typedef struct row_sink {
 	atlas_engine *e;
-	bool strict, fields_only;
+	bool strict;
+	match_tier tier;
 	int rows;
 } row_sink;
 
@@ -668,7 +686,8 @@ static void take_row(void *ctx, sqlite3_int64 rowid, double b)
 	c->phrases |= e->rec.row_phrases;
 	c->title_phrases |= e->rec.row_title;
 	c->keyword_phrases |= e->rec.row_keywords;
-	if (!s->fields_only && e->rec.row_n >= 0) {
+	c->keywords_known |= s->tier != TIER_TITLES;
+	if (s->tier == TIER_PAGES && e->rec.row_n >= 0) {
 		c->inst_start = e->rec.row_start;
 		c->inst_n = e->rec.row_n;
 	}
@@ -700,21 +719,23 @@ static bool held_expression(atlas_engine *e, const plan *pl)
 	return true;
 }
 
-/* Runs one MATCH expression over the whole pages (fts) or, when fields_only, over their
- * important fields (the fields table: the fts columns but body, same rowids and column order, so
- * atlas_rank scores them alike), scoring every row and keeping what it matched; matches kept from
- * the fields alone are not all of the page's. With held, the expression (whole pages only) is
- * evaluated over the engine's postings instead, to the same rows, scores and matches. Adds to
- * *rows the rows seen. Returns 0 or ATLAS_ESQL. */
-static int run_match(atlas_engine *e, const char *expr, bool strict, bool fields_only, bool held,
+/* Runs one MATCH expression over tier's table: the whole pages (fts), their important fields (the
+ * fields table: the fts columns but body, same rowids and column order, so atlas_rank scores them
+ * alike) or their titles (the titles table: the title column alone), scoring every row and keeping
+ * what it matched; matches kept from a narrower tier are not all of the page's. With held, the
+ * expression (whole pages only) is evaluated over the engine's postings instead, to the same rows,
+ * scores and matches. Adds to *rows the rows seen. Returns 0 or ATLAS_ESQL. */
+static int run_match(atlas_engine *e, const char *expr, bool strict, match_tier tier, bool held,
 		     int *rows, atlas_error *err)
 {
-	row_sink sink = { e, strict, fields_only, 0 };
-	if (held && !fields_only && postings_run(e->postings, &e->rec, strict, take_row, &sink) >= 0) {
+	row_sink sink = { e, strict, tier, 0 };
+	if (held && tier == TIER_PAGES && postings_run(e->postings, &e->rec, strict, take_row, &sink) >= 0) {
 		*rows += sink.rows;
 		return 0;
 	}
-	sqlite3_stmt *st = fields_only ? e->st_match_fields : e->st_match;
+	sqlite3_stmt *st = tier == TIER_TITLES ? e->st_match_titles
+			   : tier == TIER_FIELDS ? e->st_match_fields
+						 : e->st_match;
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
@@ -915,7 +936,8 @@ static void term_weights(atlas_engine *e, plan *pl)
 /* Share of the content words found in a page's title or keywords: a word is there when one of its
  * phrases matched that column (mask: the candidate's title_phrases or keyword_phrases), or when a
  * pattern of it is in norm (the field's stems, of signature sig), looked for only where the mask
- * cannot tell (a word being typed, whose completions are not all phrases; phrases past the 63rd)
+ * cannot tell (a word being typed, whose completions are not all phrases; phrases past the 63rd;
+ * a mask not masked, whose column no row taken held: keywords of a page met in its title alone)
  * and the signature does not rule it out. When exact is not NULL, also whether the title is the
  * query (query_stems). */
 /* Whether one of term t's title patterns is in norm (stems between spaces) whose word signature
@@ -928,11 +950,11 @@ static bool has_title_pat(const qterm *t, const char *norm, unsigned long long s
 	return false;
 }
 
-static double title_match(const plan *pl, sqlite3_int64 mask, const char *norm, unsigned long long sig,
-			  bool *exact, const char *query_stems)
+static double title_match(const plan *pl, sqlite3_int64 mask, bool masked, const char *norm,
+			  unsigned long long sig, bool *exact, const char *query_stems)
 {
 	int hit = 0, n = 0;
-	bool masks = pl->nphrases <= MAX_PHRASES;
+	bool masks = masked && pl->nphrases <= MAX_PHRASES;
 	for (int i = 0; i < pl->nterms; i++) {
 		const qterm *t = &pl->terms[i];
 		if (t->negated || t->stop)
@@ -1711,9 +1733,11 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	 * 2. when those are fewer than the page of results needs, the pages holding any of them,
 	 *    ranked by coverage;
 	 * 3. when the words are so common that scoring every page holding one would cost too much,
-	 *    the fields that matter most first (title, keywords, headings, description), the body
-	 *    only when those give too few; the total is then estimated from the words' page counts
-	 *    (counting the pages of such words walked lists as long as the index, half the work).
+	 *    the titles first, then the fields that matter most (title, keywords, headings,
+	 *    description), the body only when those give too few: each a list far shorter than the
+	 *    next, walked only when the one before gave too few; the total is then estimated from the
+	 *    words' page counts (counting the pages of such words walked lists as long as the index,
+	 *    half the work).
 	 * Pages met in an earlier step keep what they matched there. */
 	int want = p->offset + limit;
 	if (want < RANK_MIN_CANDIDATES)
@@ -1727,16 +1751,36 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	memcpy(e->rec.idf, pl.idf, sizeof(pl.idf));
 	e->rec.nidf = pl.nidf;
 	bool held = held_expression(e, &pl);
+	const char *titled[2] = { strbuf_str(&pl.titles_strict), strbuf_str(&pl.titles_relaxed) };
+	strbuf trace = STRBUF_INIT; /* the steps taken, for explain */
 	for (int pass = all_first ? 0 : 1; pass < 2 && found < want; pass++) {
-		for (int fields = broad ? 0 : 1; fields < 2 && found < want; fields++) {
+		for (int tier = broad ? TIER_TITLES : TIER_PAGES; tier <= TIER_PAGES && found < want; tier++) {
 			nrows = 0;
-			if ((rc = run_match(e, passes[pass], pass == 0, fields == 0, held, &nrows, err)))
+			rc = run_match(e, tier == TIER_TITLES ? titled[pass] : passes[pass], pass == 0, tier, held,
+				       &nrows, err);
+			if (rc) {
+				strbuf_free(&trace);
 				goto out;
+			}
 			found = e->ntouched;
-			if (fields == 0 && found >= want)
+			if (tier != TIER_PAGES && found >= want)
 				pl.partial = true;
+			if (p->explain)
+				strbuf_printf(&trace, "retrieval: %s, %s: %d rows, %d pages so far\n",
+					      pass == 0 ? "all words" : "any word", tier_names[tier], nrows, found);
 		}
 	}
+	if (p->explain && res->explain) {
+		strbuf all = STRBUF_INIT;
+		strbuf_puts(&all, res->explain);
+		strbuf_puts(&all, strbuf_str(&trace));
+		if (!all.oom) {
+			free(res->explain);
+			res->explain = strbuf_detach(&all);
+		}
+		strbuf_free(&all);
+	}
+	strbuf_free(&trace);
 
 	/* query stems for the exact-title test: every word, stop words included */
 	strbuf qs = STRBUF_INIT;
@@ -1789,9 +1833,10 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		if (!type_ok || !topic_ok)
 			continue;
 		bool exact = false;
-		double title = title_match(&pl, c->title_phrases, doc->title_norm, doc->title_sig, &exact,
+		double title = title_match(&pl, c->title_phrases, true, doc->title_norm, doc->title_sig, &exact,
 					   strbuf_str(&qs));
-		double kw = title_match(&pl, c->keyword_phrases, doc->keywords_norm, doc->keywords_sig, NULL, NULL);
+		double kw = title_match(&pl, c->keyword_phrases, c->keywords_known, doc->keywords_norm,
+					doc->keywords_sig, NULL, NULL);
 		double cov = coverage_of(&pl, c);
 		double tw = type_weight(doc->type_id);
 		double pw = RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority;

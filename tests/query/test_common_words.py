@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Very common words on 2,000 generated explainers. A word on nearly every page is retrieved from
 the important fields only and its total estimated from the stems' page counts (total_exact false,
-"about" in the CLI), close to the pages that really hold it; a rare word's total stays exact. A
-word being typed whose completion is that common ("desig", "design" on most pages) finds the
-completion in titles and keywords only, while a rare completion is looked for everywhere.
+"about" in the CLI), close to the pages that really hold it; a rare word's total stays exact. Such
+a word is looked for in the titles first, and in the other important fields only when too few
+titles hold it. A word being typed whose completion is that common ("desig", "design" on most
+pages) finds the completion in titles and keywords only, while a rare completion is looked for
+everywhere.
 usage: test_common_words.py GEN_CORPUS ATLAS_INDEX ATLAS_QUERY"""
 import glob
 import json
@@ -60,11 +62,35 @@ def main():
         check("CLI gives an exact count plainly", re.search(r"^\d+ results", out, re.M) is not None,
               out.splitlines()[:1])
 
+        db = sqlite3.connect(index)
+        check("the titles table has a row per page",
+              db.execute("SELECT count(*) FROM titles_docsize").fetchone() == db.execute(
+                  "SELECT count(*) FROM docs").fetchone())
+        out = search("--explain", "design")
+        steps = re.findall(r"^retrieval: (.*?): \d+ rows", out, re.M)
+        check("'design' (in hundreds of titles) looked for in the titles alone",
+              steps == ["any word, titles"], steps)
+        r = search("--json", "design")
+        untitled = [h["path"] for h in r["results"] if not re.search(r"\bdesign", db.execute(
+            "SELECT title FROM docs WHERE path = ?", (h["path"],)).fetchone()[0], re.I)]
+        check("'design': every result has it in its title", len(r["results"]) == 10 and not untitled,
+              untitled[:3])
+        out = search("--explain", "same")
+        steps = re.findall(r"^retrieval: (.*?): \d+ rows", out, re.M)
+        check("'same' (on most pages, in no title) looked for in the titles, then the important fields",
+              steps == ["any word, titles", "any word, important fields"], steps)
+        r = search("--json", "same")
+        check("'same': a full page of results from the important fields", len(r["results"]) == 10,
+              len(r["results"]))
+        out = search("--explain", "raft")
+        check("rare word: looked for in whole pages alone",
+              re.findall(r"^retrieval: (.*?): \d+ rows", out, re.M) == ["any word, whole pages"],
+              out.splitlines()[-3:])
+
         out = search("--explain", "desig")
         check("common completion kept to titles and keywords", '{title keywords} : "design"' in out,
               out.splitlines()[:3])
         r = search("--json", "desig")
-        db = sqlite3.connect(index)
         outside = [h["path"] for h in r["results"]
                    if not re.search(r"\bdesig", " ".join(db.execute(
                        "SELECT title, keywords FROM docs WHERE path = ?", (h["path"],)).fetchone()), re.I)

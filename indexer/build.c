@@ -895,7 +895,7 @@ int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_mem
 		/* the work that needs no read-next rows, done before waiting for them */
 		{ "optimize", optimize_fts },
 		{ "integrity check", check_written },
-		{ "vocabulary, read-next signals and fields index", write_signals },
+		{ "vocabulary, read-next signals, fields and titles indexes", write_signals },
 		{ "meta", write_meta },
 		{ "integrity check of the read-next tables", check_signals },
 		{ "compact", compact },

@@ -950,6 +950,17 @@ static bool has_title_pat(const qterm *t, const char *norm, unsigned long long s
 	return false;
 }
 
+/* Adds to found the pages touched from *from on that pass the search's type and topic filters, and
+ * moves *from past them. Returns the new count. */
+static int count_matching(const atlas_engine *e, const atlas_search_params *p, int *from, int found)
+{
+	for (; *from < e->ntouched; (*from)++) {
+		const atlas_doc *doc = &e->docs[e->touched[*from]];
+		found += (!p->type || strcmp(doc->type, p->type) == 0) && (!p->topic || has_topic(doc, p->topic));
+	}
+	return found;
+}
+
 static double title_match(const plan *pl, sqlite3_int64 mask, bool masked, const char *norm,
 			  unsigned long long sig, bool *exact, const char *query_stems)
 {
@@ -1738,11 +1749,12 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	 *    next, walked only when the one before gave too few; the total is then estimated from the
 	 *    words' page counts (counting the pages of such words walked lists as long as the index,
 	 *    half the work).
-	 * Pages met in an earlier step keep what they matched there. */
+	 * Pages met in an earlier step keep what they matched there; a step is enough when it has
+	 * found enough pages of the type and topic asked for. */
 	int want = p->offset + limit;
 	if (want < RANK_MIN_CANDIDATES)
 		want = RANK_MIN_CANDIDATES;
-	int found = 0, nrows = 0;
+	int found = 0, counted = 0, nrows = 0; /* found: pages that pass the filters */
 	bool broad = pl.est_df > RANK_BROAD_DF;
 	const char *passes[2] = { strbuf_str(&pl.strict), strbuf_str(&pl.relaxed) };
 	/* the all-words pass only when the any-word pass alone could be large */
@@ -1762,7 +1774,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 				strbuf_free(&trace);
 				goto out;
 			}
-			found = e->ntouched;
+			found = count_matching(e, p, &counted, found);
 			if (tier != TIER_PAGES && found >= want)
 				pl.partial = true;
 			if (p->explain)

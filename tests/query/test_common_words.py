@@ -53,6 +53,14 @@ def main():
         r = search("--json", "--type", "explainer", "design")
         check("filtered: total marked as estimated", r["total_exact"] is False, r["total_exact"])
         check("filtered: total at least the results shown", r["total"] >= len(r["results"]) == 10, r["total"])
+        # filters: the steps go on until enough pages of the type asked for are found
+        r = search("--json", "--type", "guide", "model")
+        check("'model' in guides: a full page of results", len(r["results"]) == 10, len(r["results"]))
+        r = search("--json", "--type", "page", "design")
+        truth = sum(1 for f in glob.glob(f"{corpus}/pages/*.md")
+                    if re.search(r"\bdesign", open(f, encoding="utf-8").read(), re.I))
+        check(f"'design' in site pages: all {truth} of them", len(r["results"]) == r["total"] == truth,
+              (len(r["results"]), r["total"], truth))
         r = search("--json", "raft")
         check("rare word: total exact", r["total_exact"] is True and 0 < r["total"] < 1000, (r["total"], r["total_exact"]))
         out = search("design")

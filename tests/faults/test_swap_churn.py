@@ -9,8 +9,8 @@ over keep-alive connections on 127.0.0.1 (search, suggest, next, healthz). Expec
   - 0 failed requests: every response is a 200 with a valid body (JSON, the fields of its route,
     results for queries that always have some);
   - every good replacement is swapped in and every corrupt one refused (/healthz counters);
-  - memory steady: VmRSS of the server at the end within 10 % of VmRSS a second after the first
-    swap, and within 10 % of VmRSS after the warm-up (the 10th replacement), and no upward trend
+  - memory steady: VmRSS of the server at the end at most 10 % above VmRSS a second after the
+    first swap, and within 10 % of VmRSS after the warm-up (the 10th replacement), and no upward trend
     (the median of the last third of the samples within 10 % of the first third's); valgrind finds
     no leak in the swap path (test faults-valgrind);
   - bounded: the whole run takes under 60 s and stops by itself; SIGTERM exits 0.
@@ -190,8 +190,10 @@ def main():
         F.check(head and tail and mid_tail <= 1.10 * mid_head,
                 'memory steady: the last third\'s median within 10 %% of the first third\'s '
                 '(%d -> %d KiB)' % (mid_head, mid_tail))
-        F.check(rss_first is not None and abs(rss_end - rss_first) <= 0.10 * rss_first,
-                'memory steady: VmRSS at the end within 10 %% of after the first swap (%s -> %d KiB)'
+        # the sample after the first swap may catch the old build not yet released (a loaded
+        # machine): lower at the end is no leak, higher by more than 10 % is
+        F.check(rss_first is not None and rss_end <= 1.10 * rss_first,
+                'memory steady: VmRSS at the end at most 10 %% above after the first swap (%s -> %d KiB)'
                 % (rss_first, rss_end))
         status = srv.stop()
         F.check(status == 0, 'SIGTERM: exit 0 (got %r)' % status)

@@ -73,10 +73,11 @@
 #define PREFIX_TITLED_DF 1500
 
 /* Bounds on the work of one query: at least this many candidates wanted before a broader pass is
- * skipped; how many pages the rarest content word may be on before retrieval starts with the
- * titles alone, then the important fields (search.c: match_tier); how many rows the any-word expression may be expected to match for it to
- * run alone, without the all-words pass first; and how many matches (for sections and snippets)
- * the candidate pass keeps, the hits of rows past it being looked up again one by one. */
+ * skipped; how many pages the rarest content word (its most common alternative, by stems) may be
+ * on before retrieval starts with the titles alone, then the important fields (search.c:
+ * match_tier); how many rows the any-word expression may be expected to match for it to run
+ * alone, without the all-words pass first; and how many matches (for sections and snippets) the
+ * candidate pass keeps, the hits of rows past it being looked up again one by one. */
 #define RANK_MIN_CANDIDATES 50
 #define RANK_BROAD_DF 1500
 #define RANK_SINGLE_PASS_ROWS 2000

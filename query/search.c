@@ -55,7 +55,8 @@ typedef struct plan {
 	strbuf titles_strict, titles_relaxed;
 	int phrase_term[MAX_PHRASES + 1];  /* relaxed expression: phrase index -> term */
 	sqlite3_int64 term_phrases[MAX_TERMS]; /* term -> its phrases in the relaxed expression */
-	int est_df;              /* pages the rarest content word is on: the work of step 1 */
+	int est_df;              /* pages the rarest content word's alternatives are on, at most (by
+				    stems): the work of step 1 */
 	int est_any;             /* at most this many pages hold any content word: the work of step 2 */
 	bool partial;            /* retrieval stopped at the titles or the important fields */
 	int nphrases;
@@ -893,8 +894,18 @@ static void term_weights(atlas_engine *e, plan *pl)
 			c += *c == ' ';
 		}
 		t->idf = log(1.0 + (double)e->ndocs / (df + 1.0));
-		if (!pl->est_df || df < pl->est_df)
-			pl->est_df = df ? df : 1;
+		/* the work of the term: the pages of its most common alternative, counted by stems
+		 * ("idempot", typed, is no word of the text, but the stem of every page saying
+		 * idempotency; a synonym may be far more common than the word typed) */
+		int work = df;
+		for (int k = 0; k < t->nalts; k++)
+			if (!t->alt_titled[k]) {
+				int adf = alt_df(e, t->alts[k]);
+				if (adf > work)
+					work = adf;
+			}
+		if (!pl->est_df || work < pl->est_df)
+			pl->est_df = work ? work : 1;
 		int any_df = 0;
 		for (int k = 0; k < t->nalts; k++) {
 			/* the alternative's own rarity: its least frequent word */

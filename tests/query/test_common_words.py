@@ -3,9 +3,10 @@
 the important fields only and its total estimated from the stems' page counts (total_exact false,
 "about" in the CLI), close to the pages that really hold it; a rare word's total stays exact. Such
 a word is looked for in the titles first, and in the other important fields only when too few
-titles hold it. A word being typed whose completion is that common ("desig", "design" on most
-pages) finds the completion in titles and keywords only, while a rare completion is looked for
-everywhere.
+titles hold it (too few of the type asked for, when filtered); how common a word is comes from
+its stems (a word being typed, "cach", is no word of the text but the stem of pages that are). A
+word being typed whose completion is that common ("desig", "design" on most pages) finds the
+completion in titles and keywords only, while a rare completion is looked for everywhere.
 usage: test_common_words.py GEN_CORPUS ATLAS_INDEX ATLAS_QUERY"""
 import glob
 import json
@@ -90,6 +91,10 @@ def main():
         r = search("--json", "same")
         check("'same': a full page of results from the important fields", len(r["results"]) == 10,
               len(r["results"]))
+        out = search("--explain", "cach")
+        steps = re.findall(r"^retrieval: (.*?): \d+ rows", out, re.M)
+        check("'cach' (no word, but the stem of cache's pages, most of them) looked for in the titles",
+              steps[:1] == ["any word, titles"], steps)
         out = search("--explain", "raft")
         check("rare word: looked for in whole pages alone",
               re.findall(r"^retrieval: (.*?): \d+ rows", out, re.M) == ["any word, whole pages"],

@@ -665,6 +665,8 @@ static int prepare_all(atlas_engine *e, atlas_error *err)
 		{ &e->st_match, "SELECT rowid, atlas_rank(fts) FROM fts WHERE fts MATCH ?1" },
 		/* the same over the important fields alone (titles, keywords, headings, descriptions) */
 		{ &e->st_match_fields, "SELECT rowid, atlas_rank(fields) FROM fields WHERE fields MATCH ?1" },
+		/* the pages of an expression over whole pages, unscored */
+		{ &e->st_match_rows, "SELECT rowid FROM fts WHERE fts MATCH ?1" },
 		/* the same over the titles alone (one column, the fts table's first) */
 		{ &e->st_match_titles, "SELECT rowid, atlas_rank(titles) FROM titles WHERE titles MATCH ?1" },
 		{ &e->st_stem_df, "SELECT df FROM stems WHERE stem = ?1" },
@@ -886,9 +888,10 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 		goto fail;
 	}
 	e->mark = calloc((size_t)e->ndocs + 1, sizeof(*e->mark));
+	e->excluded = calloc((size_t)e->ndocs + 1, sizeof(*e->excluded));
 	e->cand = calloc((size_t)e->ndocs + 1, sizeof(*e->cand));
 	e->touched = malloc(((size_t)e->ndocs + 1) * sizeof(*e->touched));
-	if (!e->mark || !e->cand || !e->touched) {
+	if (!e->mark || !e->excluded || !e->cand || !e->touched) {
 		rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -934,6 +937,7 @@ void atlas_engine_free(atlas_engine *e)
 	sqlite3_finalize(e->st_stem_df);
 	sqlite3_finalize(e->st_match_fields);
 	sqlite3_finalize(e->st_match_titles);
+	sqlite3_finalize(e->st_match_rows);
 	sqlite3_finalize(e->st_explain);
 	sqlite3_finalize(e->st_record);
 	sqlite3_finalize(e->st_section_text);
@@ -956,6 +960,7 @@ void atlas_engine_free(atlas_engine *e)
 	strmap_free(&e->syn_stem_index);
 	atlas_arena_free(&e->strings);
 	free(e->mark);
+	free(e->excluded);
 	free(e->cand);
 	free(e->touched);
 	free(e->sections);

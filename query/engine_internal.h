@@ -95,7 +95,7 @@ struct atlas_engine {
 	bool in_memory;         /* the index was read into memory when opened */
 	struct index_image *image; /* those bytes, shared with other engines on the same file */
 	atlas_analyzer *analyzer;
-	sqlite3_stmt *st_match, *st_match_fields, *st_match_titles, *st_stem_df, *st_explain, *st_record, *st_section_text, *st_next, *st_guide_steps;
+	sqlite3_stmt *st_match, *st_match_fields, *st_match_titles, *st_match_rows, *st_stem_df, *st_explain, *st_record, *st_section_text, *st_next, *st_guide_steps;
 	atlas_doc *docs;
 	int ndocs;
 	strmap path_index;      /* path -> doc index */
@@ -132,6 +132,7 @@ struct atlas_engine {
 	int *col_sizes;         /* tokens per fts column of every page, for atlas_rank */
 	/* per-query scratch, sized ndocs */
 	unsigned *mark;
+	unsigned *excluded;     /* pages holding an excluded word, when this generation's */
 	unsigned generation;
 	candidate *cand;
 	int *touched;           /* the pages marked this generation, in the order met */

@@ -53,6 +53,7 @@ typedef struct plan {
 	/* the same two over the titles table, without column filters (its one column is the title);
 	 * their phrases are numbered alike */
 	strbuf titles_strict, titles_relaxed;
+	strbuf excluded;         /* the negated terms' groups, any of them, for the fts table */
 	int phrase_term[MAX_PHRASES + 1];  /* relaxed expression: phrase index -> term */
 	sqlite3_int64 term_phrases[MAX_TERMS]; /* term -> its phrases in the relaxed expression */
 	int est_df;              /* pages the rarest content word's alternatives are on, at most (by
@@ -86,6 +87,7 @@ static void plan_free(plan *pl)
 	strbuf_free(&pl->relaxed);
 	strbuf_free(&pl->titles_strict);
 	strbuf_free(&pl->titles_relaxed);
+	strbuf_free(&pl->excluded);
 }
 
 static void add_alt(qterm *t, const char *text, size_t n, bool prefix)
@@ -644,6 +646,9 @@ static void build_expressions(plan *pl)
 			strbuf_puts(exprs[k], " NOT ");
 			term_group(exprs[k], t, pl, false, k < 2);
 		}
+		if (nneg)
+			strbuf_puts(&pl->excluded, " OR ");
+		term_group(&pl->excluded, t, pl, false, true);
 		nneg++;
 	}
 }
@@ -673,7 +678,7 @@ static void take_row(void *ctx, sqlite3_int64 rowid, double b)
 	atlas_engine *e = s->e;
 	s->rows++;
 	int d = (int)rowid - 1; /* doc ids are 1..ndocs in order */
-	if (d < 0 || d >= e->ndocs)
+	if (d < 0 || d >= e->ndocs || e->excluded[d] == e->generation)
 		return;
 	candidate *c = &e->cand[d];
 	if (e->mark[d] != e->generation) {
@@ -749,6 +754,25 @@ static int run_match(atlas_engine *e, const char *expr, bool strict, match_tier 
 	return 0;
 }
 
+/* Marks the pages expr matches over whole pages as excluded for this generation. Returns 0 or
+ * ATLAS_ESQL. */
+static int exclude_pages(atlas_engine *e, const char *expr, atlas_error *err)
+{
+	sqlite3_stmt *st = e->st_match_rows;
+	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 rowid = sqlite3_column_int64(st, 0);
+		if (rowid >= 1 && rowid <= e->ndocs)
+			e->excluded[rowid - 1] = e->generation;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return atlas_error_set(err, ATLAS_ESQL, "search failed: %s", sqlite3_errmsg(e->db));
+	return 0;
+}
+
 /* The pages holding stem s[0..n), from the index's stem table (0 when unknown). */
 static int stem_df(atlas_engine *e, const char *s, int n)
 {
@@ -814,16 +838,23 @@ static int alt_df(atlas_engine *e, const char *alt)
 	return x.df > 0 ? x.df : 0;
 }
 
-/* Estimates the pages holding any content word of the plan, from the page counts of the stems,
- * as if words (and a word's alternatives) fell on pages independently: N (1 - prod(1 - df/N)).
- * The few lookups stand in for counting every page of the expression, which for the most common
- * words walks lists as long as the index. */
+/* Estimates the pages holding any content word of the plan and no excluded word, from the page
+ * counts of the stems, as if words (and a word's alternatives) fell on pages independently:
+ * N (1 - prod(1 - df/N)) prod(1 - df_excluded/N). The few lookups stand in for counting every
+ * page of the expression, which for the most common words walks lists as long as the index. */
 static int estimate_total(atlas_engine *e, const plan *pl)
 {
-	double n = e->ndocs > 0 ? e->ndocs : 1, none = 1.0;
+	double n = e->ndocs > 0 ? e->ndocs : 1, none = 1.0, kept = 1.0;
 	for (int i = 0; i < pl->nterms; i++) {
 		const qterm *t = &pl->terms[i];
-		if (t->negated || t->stop)
+		if (t->negated) {
+			for (int k = 0; k < t->nalts; k++) {
+				double df = alt_df(e, t->alts[k]);
+				kept *= 1.0 - (df < n ? df : n) / n;
+			}
+			continue;
+		}
+		if (t->stop)
 			continue;
 		for (int k = 0; k < t->nalts; k++) {
 			/* a completion kept to titles and keywords is left out (its pages there are not
@@ -834,7 +865,7 @@ static int estimate_total(atlas_engine *e, const plan *pl)
 			none *= 1.0 - (df < n ? df : n) / n;
 		}
 	}
-	return (int)(n * (1.0 - none) + 0.5);
+	return (int)(n * (1.0 - none) * kept + 0.5);
 }
 
 static bool has_topic(const atlas_doc *d, const char *topic)
@@ -1748,7 +1779,8 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	if (pl.strict.len == 0)
 		goto facets; /* nothing to look for: an empty result, not an error */
 	if (++e->generation == 0)
-		e->generation = 1, memset(e->mark, 0, (size_t)e->ndocs * sizeof(*e->mark));
+		e->generation = 1, memset(e->mark, 0, (size_t)e->ndocs * sizeof(*e->mark)),
+		memset(e->excluded, 0, (size_t)e->ndocs * sizeof(*e->excluded));
 	e->ntouched = 0;
 	/* Retrieval, with the work bounded however common the words are:
 	 * 1. with several content words, the pages holding all of them (FTS5 walks the rarest list);
@@ -1775,6 +1807,10 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	e->rec.nidf = pl.nidf;
 	bool held = held_expression(e, &pl);
 	const char *titled[2] = { strbuf_str(&pl.titles_strict), strbuf_str(&pl.titles_relaxed) };
+	/* a narrower table's NOT leaves out only the pages whose titles or fields hold the word: the
+	 * pages holding it anywhere are found first and left out of every step */
+	if (broad && pl.excluded.len && (rc = exclude_pages(e, strbuf_str(&pl.excluded), err)))
+		goto out;
 	strbuf trace = STRBUF_INIT; /* the steps taken, for explain */
 	for (int pass = all_first ? 0 : 1; pass < 2 && found < want; pass++) {
 		for (int tier = broad ? TIER_TITLES : TIER_PAGES; tier <= TIER_PAGES && found < want; tier++) {

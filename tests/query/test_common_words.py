@@ -3,10 +3,11 @@
 the important fields only and its total estimated from the stems' page counts (total_exact false,
 "about" in the CLI), close to the pages that really hold it; a rare word's total stays exact. Such
 a word is looked for in the titles first, and in the other important fields only when too few
-titles hold it (too few of the type asked for, when filtered); how common a word is comes from
-its stems (a word being typed, "cach", is no word of the text but the stem of pages that are). A
-word being typed whose completion is that common ("desig", "design" on most pages) finds the
-completion in titles and keywords only, while a rare completion is looked for everywhere.
+titles hold it (too few of the type asked for, when filtered), an excluded word leaving out every
+page that holds it; how common a word is comes from its stems (a word being typed, "cach", is no
+word of the text but the stem of pages that are). A word being typed whose completion is that
+common ("desig", "design" on most pages) finds the completion in titles and keywords only, while
+a rare completion is looked for everywhere.
 usage: test_common_words.py GEN_CORPUS ATLAS_INDEX ATLAS_QUERY"""
 import glob
 import json
@@ -91,6 +92,18 @@ def main():
         r = search("--json", "same")
         check("'same': a full page of results from the important fields", len(r["results"]) == 10,
               len(r["results"]))
+        # an excluded word leaves out every page holding it, not only those whose titles do
+        r = search("--json", "design -model")
+        holding = [h["path"] for h in r["results"]
+                   if re.search(r"\bmodel", open(glob.glob(f"{corpus}/*{h['path']}.md")[0],
+                                                   encoding="utf-8").read(), re.I)]
+        truth = sum(1 for f in glob.glob(f"{corpus}/**/*.md", recursive=True)
+                    if re.search(r"\bdesign", t := open(f, encoding="utf-8").read(), re.I)
+                    and not re.search(r"\bmodel", t, re.I))
+        check("'design -model': no result holds 'model'", len(r["results"]) == 10 and not holding,
+              (len(r["results"]), holding[:3]))
+        check(f"'design -model': estimate {r['total']} within 25% of the {truth} pages",
+              abs(r["total"] - truth) <= 0.25 * truth, (r["total"], truth))
         out = search("--explain", "cach")
         steps = re.findall(r"^retrieval: (.*?): \d+ rows", out, re.M)
         check("'cach' (no word, but the stem of cache's pages, most of them) looked for in the titles",

@@ -57,7 +57,8 @@ typedef struct plan {
 	int phrase_term[MAX_PHRASES + 1];  /* relaxed expression: phrase index -> term */
 	sqlite3_int64 term_phrases[MAX_TERMS]; /* term -> its phrases in the relaxed expression */
 	int est_df;              /* pages the rarest content word's alternatives are on, at most (by
-				    stems): the work of step 1 */
+				    stems): the work of step 1, counted as far as it passes
+				    RANK_BROAD_DF or not */
 	int est_any;             /* at most this many pages hold any content word: the work of step 2 */
 	bool partial;            /* retrieval stopped at the titles or the important fields */
 	int nphrases;
@@ -929,7 +930,10 @@ static void term_weights(atlas_engine *e, plan *pl)
 		 * ("idempot", typed, is no word of the text, but the stem of every page saying
 		 * idempotency; a synonym may be far more common than the word typed) */
 		int work = df;
-		for (int k = 0; k < t->nalts; k++)
+		/* only whether the rarest term's work passes RANK_BROAD_DF matters: looked up only
+		 * when it could (never on an index of fewer pages) */
+		bool settled = pl->est_df && pl->est_df <= RANK_BROAD_DF;
+		for (int k = 0; k < t->nalts && !settled && e->ndocs > RANK_BROAD_DF && work <= RANK_BROAD_DF; k++)
 			if (!t->alt_titled[k]) {
 				int adf = alt_df(e, t->alts[k]);
 				if (adf > work)
@@ -996,6 +1000,11 @@ static bool has_title_pat(const qterm *t, const char *norm, unsigned long long s
  * moves *from past them. Returns the new count. */
 static int count_matching(const atlas_engine *e, const atlas_search_params *p, int *from, int found)
 {
+	if (!p->type && !p->topic) {
+		found += e->ntouched - *from;
+		*from = e->ntouched;
+		return found;
+	}
 	for (; *from < e->ntouched; (*from)++) {
 		const atlas_doc *doc = &e->docs[e->touched[*from]];
 		found += (!p->type || strcmp(doc->type, p->type) == 0) && (!p->topic || has_topic(doc, p->topic));

@@ -19,7 +19,7 @@ static int check_count, check_failures;
 /* Counts one check; when ok is 0, also counts a failure and prints "FAIL  file:line: " and the
  * printf-style message (the first CHECK_PRINT_MAX failures). Returns ok. */
 static inline int check_at(int ok, const char *file, int line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 static inline int check_at(int ok, const char *file, int line, const char *fmt, ...)
 {
 	check_count++;

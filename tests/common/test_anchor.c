@@ -1,6 +1,7 @@
 /* test_anchor.c - common/anchor.h: headings give the anchors GitHub gives them (ASCII letters and
  * digits lowercased, spaces to '-', '-' and '_' kept, other ASCII dropped, non-ASCII letters kept,
- * non-ASCII punctuation and symbols dropped), appended to what the buffer holds. usage: test_anchor */
+ * non-ASCII punctuation and symbols dropped), appended to what the buffer holds. usage: test_anchor
+ */
 #include <stdio.h>
 #include <string.h>
 
@@ -33,7 +34,9 @@ int main(void)
 	expect("“Quoted” — a dash", "quoted--a-dash");
 	expect("emoji 🔥 fire", "emoji--fire");
 	expect("¿Qué pasa?", "qué-pasa");
-	expect("a\xc2\xa0" "b", "ab"); /* a no-break space is punctuation */
+	expect("a\xc2\xa0"
+	       "b",
+	       "ab"); /* a no-break space is punctuation */
 	expect("", "");
 	expect("!!!", "");
 	expect("cut \xc3", "cut-"); /* a lead byte without its continuation, at the end */
@@ -50,8 +53,8 @@ int main(void)
 	strbuf x = STRBUF_INIT, y = STRBUF_INIT;
 	anchor_of(&x, "Set-up?");
 	anchor_of(&y, "SET UP");
-	CHECK(strcmp(strbuf_str(&x), strbuf_str(&y)) == 0, "\"Set-up?\" and \"SET UP\" share \"%s\"",
-	      strbuf_str(&x));
+	CHECK(strcmp(strbuf_str(&x), strbuf_str(&y)) == 0,
+	      "\"Set-up?\" and \"SET UP\" share \"%s\"", strbuf_str(&x));
 	strbuf_free(&x);
 	strbuf_free(&y);
 	return check_done("test_anchor");

@@ -45,14 +45,16 @@ int main(void)
 			damaged += ptrs[i][k] != (unsigned char)(i & 0xff);
 	CHECK_INT(damaged, 0, "bytes overwritten by later allocations");
 	int nblocks = blocks(&a);
-	CHECK(nblocks > 100 && nblocks < N, "2,000 small allocations in %d blocks of 1 KiB", nblocks);
+	CHECK(nblocks > 100 && nblocks < N, "2,000 small allocations in %d blocks of 1 KiB",
+	      nblocks);
 
 	/* a request larger than a block: a block of its own, its bytes all usable */
 	unsigned char *big = atlas_arena_alloc(&a, 10000);
 	CHECK(big != NULL, "an allocation larger than a block");
 	if (big) {
 		memset(big, 0xab, 10000);
-		CHECK(big[0] == 0xab && big[9999] == 0xab, "the large allocation's bytes are usable");
+		CHECK(big[0] == 0xab && big[9999] == 0xab,
+		      "the large allocation's bytes are usable");
 	}
 	CHECK_INT(blocks(&a), nblocks + 1, "blocks after the large allocation");
 	CHECK(ptrs[0][0] == 0 && ptrs[N - 1][0] == (unsigned char)((N - 1) & 0xff),

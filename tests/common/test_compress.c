@@ -12,14 +12,15 @@
 static void sample_text(strbuf *out, int i)
 {
 	static const char *const para[] = {
-		"A consistent hashing ring maps each key to the first virtual node clockwise from its "
-		"hash, so adding a node moves only the keys between it and its predecessor. ",
-		"The leader appends the entry to its log, replicates it to a majority of followers and "
-		"only then commits it; a follower that falls behind is sent the missing entries. ",
-		"An LRU cache keeps a doubly linked list in recency order beside a hash map from key to "
-		"node, so that a lookup, an insert and an eviction each take constant time. ",
-		"shard_map splits the arrays along the mesh axes named in its partition specs, and "
-		"jax.jit compiles the function once for each shape and sharding it is called with. ",
+	    "A consistent hashing ring maps each key to the first virtual node clockwise from its "
+	    "hash, so adding a node moves only the keys between it and its predecessor. ",
+	    "The leader appends the entry to its log, replicates it to a majority of followers and "
+	    "only then commits it; a follower that falls behind is sent the missing entries. ",
+	    "An LRU cache keeps a doubly linked list in recency order beside a hash map from key "
+	    "to "
+	    "node, so that a lookup, an insert and an eviction each take constant time. ",
+	    "shard_map splits the arrays along the mesh axes named in its partition specs, and "
+	    "jax.jit compiles the function once for each shape and sharding it is called with. ",
 	};
 	strbuf_reset(out);
 	for (int k = 0; k < 4; k++)
@@ -33,16 +34,18 @@ static size_t round_trip(atlas_compressor *c, atlas_decompressor *d, const char 
 			 const char *what)
 {
 	strbuf z = STRBUF_INIT, back = STRBUF_INIT;
-	atlas_error err = { 0, "" };
+	atlas_error err = {0, ""};
 	size_t stored = 0;
-	if (CHECK(atlas_compress(c, &z, text, n, &err) == 0, "%s: compresses (%s)", what, err.msg)) {
+	if (CHECK(atlas_compress(c, &z, text, n, &err) == 0, "%s: compresses (%s)", what,
+		  err.msg)) {
 		stored = z.len;
 		int rc = atlas_decompress(d, &back, z.buf, z.len, &err);
 		CHECK(rc == 0, "%s: decompresses (%s)", what, err.msg);
 		CHECK_INT(back.len, n, what);
 		CHECK(rc == 0 && back.len == n && (n == 0 || memcmp(back.buf, text, n) == 0),
 		      "%s: the same bytes back", what);
-		CHECK(back.buf && back.buf[back.len] == '\0', "%s: the text is NUL-terminated", what);
+		CHECK(back.buf && back.buf[back.len] == '\0', "%s: the text is NUL-terminated",
+		      what);
 	}
 	strbuf_free(&z);
 	strbuf_free(&back);
@@ -53,7 +56,7 @@ static size_t round_trip(atlas_compressor *c, atlas_decompressor *d, const char 
 static void expect_refused(atlas_decompressor *d, const void *src, size_t n, const char *what)
 {
 	strbuf back = STRBUF_INIT;
-	atlas_error err = { 0, "" };
+	atlas_error err = {0, ""};
 	int rc = atlas_decompress(d, &back, src, n, &err);
 	CHECK_INT(rc, ATLAS_EINVAL, what);
 	CHECK(err.code == ATLAS_EINVAL && err.msg[0], "%s: the error says why", what);
@@ -62,7 +65,7 @@ static void expect_refused(atlas_decompressor *d, const void *src, size_t n, con
 
 int main(void)
 {
-	atlas_error err = { 0, "" };
+	atlas_error err = {0, ""};
 
 	/* samples laid end to end, as the indexer gives them */
 	enum { NSAMPLES = 200 };
@@ -78,12 +81,14 @@ int main(void)
 	CHECK(atlas_compressor_new(&plain, NULL, NULL, 0, &err) == 0, "compressor without samples");
 	CHECK(atlas_compressor_new(&trained, all.buf, sizes, NSAMPLES, &err) == 0,
 	      "compressor trained on %d samples (%s)", NSAMPLES, err.msg);
-	CHECK(atlas_compressor_new(&few, all.buf, sizes, 10, &err) == 0, "compressor of 10 samples");
+	CHECK(atlas_compressor_new(&few, all.buf, sizes, 10, &err) == 0,
+	      "compressor of 10 samples");
 	if (!plain || !trained || !few)
 		return check_done("test_compress");
 
 	size_t ndict = 1, nfew = 1;
-	CHECK(atlas_compressor_dict(plain, &ndict) == NULL && ndict == 0, "no samples: no dictionary");
+	CHECK(atlas_compressor_dict(plain, &ndict) == NULL && ndict == 0,
+	      "no samples: no dictionary");
 	CHECK(atlas_compressor_dict(few, &nfew) == NULL && nfew == 0,
 	      "too few samples to train on: no dictionary");
 	const void *dict = atlas_compressor_dict(trained, &ndict);
@@ -92,14 +97,17 @@ int main(void)
 	      "the dictionary within its share of the samples: %zu of %zu bytes", ndict, all.len);
 
 	atlas_decompressor *dplain = NULL, *dtrained = NULL;
-	CHECK(atlas_decompressor_new(&dplain, NULL, 0, &err) == 0, "decompressor without dictionary");
-	CHECK(atlas_decompressor_new(&dtrained, dict, ndict, &err) == 0, "decompressor with the dictionary");
+	CHECK(atlas_decompressor_new(&dplain, NULL, 0, &err) == 0,
+	      "decompressor without dictionary");
+	CHECK(atlas_decompressor_new(&dtrained, dict, ndict, &err) == 0,
+	      "decompressor with the dictionary");
 	if (!dplain || !dtrained)
 		return check_done("test_compress");
 
 	/* what is stored: nothing for an empty text, the text behind its marker when short */
 	strbuf z = STRBUF_INIT;
-	CHECK(atlas_compress(plain, &z, "", 0, &err) == 0 && z.len == 0, "an empty text stores nothing");
+	CHECK(atlas_compress(plain, &z, "", 0, &err) == 0 && z.len == 0,
+	      "an empty text stores nothing");
 	round_trip(plain, dplain, "", 0, "empty text");
 	const char *brief = "Short: kept as it is.";
 	size_t nbrief = strlen(brief);
@@ -118,7 +126,8 @@ int main(void)
 		noise[i] = (char)(seed >> 16);
 	}
 	atlas_compress(plain, &z, noise, sizeof(noise), &err);
-	CHECK(z.len == sizeof(noise) + 1 && z.buf[0] == 0, "random bytes stored raw: %zu bytes", z.len);
+	CHECK(z.len == sizeof(noise) + 1 && z.buf[0] == 0, "random bytes stored raw: %zu bytes",
+	      z.len);
 	round_trip(plain, dplain, noise, sizeof(noise), "random bytes");
 
 	/* a text of the samples' kind, and one much longer: smaller stored, and smaller still with
@@ -126,10 +135,10 @@ int main(void)
 	sample_text(&one, NSAMPLES + 7);
 	size_t with = round_trip(trained, dtrained, one.buf, one.len, "a section, dictionary");
 	size_t without = round_trip(plain, dplain, one.buf, one.len, "a section, no dictionary");
-	CHECK(without > 0 && without < one.len, "no dictionary: compressed (%zu of %zu bytes)", without,
-	      one.len);
-	CHECK(with > 0 && with < without, "the dictionary makes it smaller: %zu against %zu bytes", with,
-	      without);
+	CHECK(without > 0 && without < one.len, "no dictionary: compressed (%zu of %zu bytes)",
+	      without, one.len);
+	CHECK(with > 0 && with < without, "the dictionary makes it smaller: %zu against %zu bytes",
+	      with, without);
 	atlas_compress(trained, &z, one.buf, one.len, &err);
 	CHECK(z.len > 0 && z.buf[0] == 1, "a compressed text is marked 1");
 	round_trip(trained, dtrained, all.buf, all.len, "every sample at once");

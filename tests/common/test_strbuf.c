@@ -54,7 +54,8 @@ int main(void)
 	int wrong = 0;
 	for (int i = 0; i < 100000; i++)
 		wrong += sb.buf[i] != (char)('a' + i % 26);
-	CHECK(sb.len == 100000 && wrong == 0 && sb.buf[sb.len] == '\0', "100,000 bytes appended one by one");
+	CHECK(sb.len == 100000 && wrong == 0 && sb.buf[sb.len] == '\0',
+	      "100,000 bytes appended one by one");
 	size_t cap = sb.cap;
 	strbuf_reset(&sb);
 	CHECK(sb.cap == cap, "reset keeps the capacity");
@@ -72,7 +73,8 @@ int main(void)
 
 	/* shrink, detach */
 	strbuf_shrink(&r);
-	CHECK(r.cap == r.len + 1 && r.len == 1000 && r.buf[1000] == '\0', "shrink: capacity %zu", r.cap);
+	CHECK(r.cap == r.len + 1 && r.len == 1000 && r.buf[1000] == '\0', "shrink: capacity %zu",
+	      r.cap);
 	char *d = strbuf_detach(&r);
 	CHECK(d && strlen(d) == 1000 && r.buf == NULL && r.len == 0 && r.cap == 0,
 	      "detach hands over the text and empties the buffer");
@@ -113,7 +115,8 @@ int main(void)
 		strbuf_puts(&h, "pre:");
 		strbuf_append_html(&h, noise, n);
 		html_by_byte(&want, noise, n);
-		mismatches += h.len != want.len + 4 || memcmp(h.buf + 4, want.buf ? want.buf : "", want.len) != 0;
+		mismatches += h.len != want.len + 4 ||
+			      memcmp(h.buf + 4, want.buf ? want.buf : "", want.len) != 0;
 	}
 	CHECK_INT(mismatches, 0, "random texts escaped otherwise than byte by byte");
 
@@ -122,12 +125,13 @@ int main(void)
 	strbuf_puts(&o, "kept");
 	o.oom = true;
 	CHECK(strbuf_puts(&o, "more") == ATLAS_ENOMEM && strbuf_putc(&o, 'x') == ATLAS_ENOMEM &&
-		      strbuf_printf(&o, "%d", 1) == ATLAS_ENOMEM &&
-		      strbuf_append_html(&o, "<", 1) == ATLAS_ENOMEM,
+		  strbuf_printf(&o, "%d", 1) == ATLAS_ENOMEM &&
+		  strbuf_append_html(&o, "<", 1) == ATLAS_ENOMEM,
 	      "a buffer out of memory refuses appends");
 	CHECK_STR(strbuf_str(&o), "kept", "and keeps what it held");
 	char *k = strbuf_detach(&o);
-	CHECK(k && strcmp(k, "kept") == 0 && !o.oom && o.buf == NULL, "detach hands over what it held");
+	CHECK(k && strcmp(k, "kept") == 0 && !o.oom && o.buf == NULL,
+	      "detach hands over what it held");
 	free(k);
 
 	strbuf_free(&sb);

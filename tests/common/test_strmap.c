@@ -31,7 +31,8 @@ int main(void)
 	CHECK(v && *v == 7 && added == 1, "a new key is added with its initial value");
 	*v = 42;
 	int *again = strmap_put(&m, "raft", 4, 9, &added);
-	CHECK(again == v && *again == 42 && added == 0, "putting a key again gives its value, unchanged");
+	CHECK(again == v && *again == 42 && added == 0,
+	      "putting a key again gives its value, unchanged");
 	CHECK_INT(m.count, 1, "keys after one key put twice");
 	CHECK(strmap_get(&m, "raft") == v, "get finds the key");
 	CHECK(strmap_get(&m, "Raft") == NULL, "keys are compared byte for byte");
@@ -39,10 +40,11 @@ int main(void)
 	      "a prefix or an extension of a key is another key");
 	CHECK(strmap_getn(&m, "rafts", 4) == v, "getn reads only its n bytes");
 	strmap_put(&m, "", 0, 3, &added);
-	CHECK(added == 1 && strmap_get(&m, "") && *strmap_get(&m, "") == 3, "the empty string is a key");
+	CHECK(added == 1 && strmap_get(&m, "") && *strmap_get(&m, "") == 3,
+	      "the empty string is a key");
 	strmap_put(&m, "a\0b", 3, 5, &added);
 	CHECK(added == 1 && strmap_getn(&m, "a\0b", 3) && *strmap_getn(&m, "a\0b", 3) == 5 &&
-		      strmap_get(&m, "a") == NULL,
+		  strmap_get(&m, "a") == NULL,
 	      "a key of n bytes may hold a NUL");
 
 	/* the key is the map's copy */
@@ -50,13 +52,15 @@ int main(void)
 	strcpy(buf, "paxos");
 	strmap_put(&m, buf, 5, 11, NULL);
 	strcpy(buf, "xxxxx");
-	CHECK(strmap_get(&m, "paxos") && *strmap_get(&m, "paxos") == 11 && strmap_get(&m, "xxxxx") == NULL,
+	CHECK(strmap_get(&m, "paxos") && *strmap_get(&m, "paxos") == 11 &&
+		  strmap_get(&m, "xxxxx") == NULL,
 	      "changing the caller's bytes after put changes nothing");
 	strmap_free(&m);
 	CHECK(m.slots == NULL && m.cap == 0 && m.count == 0 && strmap_get(&m, "raft") == NULL,
 	      "a freed map is empty and usable");
 
-	/* growth: 20,000 keys, each with its own value; the table a power of two, at most half full */
+	/* growth: 20,000 keys, each with its own value; the table a power of two, at most half full
+	 */
 	enum { N = 20000 };
 	char key[32];
 	size_t caps_seen = 0, last_cap = 0;
@@ -88,10 +92,12 @@ int main(void)
 	}
 	CHECK_INT(wrong, 0, "keys found with a wrong value, or absent keys found");
 	size_t stepped = displaced(&m);
-	CHECK(stepped > 0, "some keys share a home slot (%zu displaced), and all are found", stepped);
+	CHECK(stepped > 0, "some keys share a home slot (%zu displaced), and all are found",
+	      stepped);
 	strmap_free(&m);
 
-	/* a small table where collisions are all but certain: 32 keys in 64 slots, several displaced */
+	/* a small table where collisions are all but certain: 32 keys in 64 slots, several
+	 * displaced */
 	for (int i = 0; i < 32; i++) {
 		int n = snprintf(key, sizeof(key), "%c%d", 'a' + i % 26, i);
 		strmap_put(&m, key, (size_t)n, i * 3, NULL);

@@ -52,7 +52,8 @@ static void check_case(size_t n, size_t k, unsigned seed)
 	size_t wrong = 0;
 	for (size_t i = 0; i < top; i++)
 		wrong += a[i].id != want[i].id || a[i].score != want[i].score;
-	CHECK(wrong == 0, "n %zu, k %zu: %zu of the first %zu differ from a full sort", n, k, wrong, top);
+	CHECK(wrong == 0, "n %zu, k %zu: %zu of the first %zu differ from a full sort", n, k, wrong,
+	      top);
 	/* every element is still there, each once */
 	qsort(a, n, sizeof(*a), cmp_id);
 	size_t lost = 0;
@@ -66,10 +67,10 @@ static void check_case(size_t n, size_t k, unsigned seed)
 
 int main(void)
 {
-	static const size_t ns[] = { 0, 1, 2, 3, 10, 99, 1000, 5000 };
+	static const size_t ns[] = {0, 1, 2, 3, 10, 99, 1000, 5000};
 	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
 		size_t n = ns[i];
-		size_t ks[] = { 0, 1, 2, 5, 10, n / 2 ? n / 2 - 1 : 0, n / 2, n - (n > 0), n, n + 5 };
+		size_t ks[] = {0, 1, 2, 5, 10, n / 2 ? n / 2 - 1 : 0, n / 2, n - (n > 0), n, n + 5};
 		for (size_t j = 0; j < sizeof(ks) / sizeof(ks[0]); j++)
 			check_case(n, ks[j], (unsigned)(n * 31 + j));
 	}
@@ -78,7 +79,7 @@ int main(void)
 	enum { BIG = 20000 };
 	hit *a = malloc(BIG * sizeof(*a));
 	for (int i = 0; i < BIG; i++)
-		a[i] = (hit){ (double)((i * 7919) % BIG), i, 0 };
+		a[i] = (hit){(double)((i * 7919) % BIG), i, 0};
 	long calls = 0;
 	atlas_best_first(a, BIG, 10, sizeof(*a), cmp_hit, &calls);
 	int in_order = 1;
@@ -89,7 +90,7 @@ int main(void)
 
 	/* k == 0 below the sort threshold leaves the array as it was */
 	for (int i = 0; i < BIG; i++)
-		a[i] = (hit){ (double)(i % 13), i, 0 };
+		a[i] = (hit){(double)(i % 13), i, 0};
 	atlas_best_first(a, BIG, 0, sizeof(*a), cmp_hit, &calls);
 	int same = 1;
 	for (int i = 0; i < BIG; i++)

@@ -67,7 +67,11 @@ int main(void)
 	CHECK_INT(atlas_utf8_invalid_at("a\0b", 3), -1, "a NUL byte is valid UTF-8");
 
 	/* cleaning: what readers' input becomes */
-	char dirty[] = "a\0b\x01" "c\x7f" "d\xff" "e\xc3\xa9\xed\xa0\x80" "f\xe2\x82";
+	char dirty[] = "a\0b\x01"
+		       "c\x7f"
+		       "d\xff"
+		       "e\xc3\xa9\xed\xa0\x80"
+		       "f\xe2\x82";
 	size_t n = sizeof(dirty) - 1;
 	atlas_utf8_clean(dirty, n);
 	static const char clean[] = "a b c d e\xc3\xa9   f  ";
@@ -77,7 +81,8 @@ int main(void)
 	char copy[sizeof(valid)];
 	memcpy(copy, valid, sizeof(valid));
 	atlas_utf8_clean(valid, sizeof(valid) - 1);
-	CHECK(memcmp(valid, copy, sizeof(valid)) == 0, "valid text without control bytes is unchanged");
+	CHECK(memcmp(valid, copy, sizeof(valid)) == 0,
+	      "valid text without control bytes is unchanged");
 
 	/* random bytes: clean text is valid and has no control byte */
 	unsigned seed = 2024;
@@ -87,7 +92,8 @@ int main(void)
 		for (size_t i = 0; i < sizeof(noise); i++) {
 			seed = seed * 1103515245u + 12345u;
 			/* many lead and continuation bytes, some ASCII */
-			noise[i] = (char)((seed >> 16) % 3 ? 0x80 | (seed >> 8) : (seed >> 20) & 0x7f);
+			noise[i] =
+			    (char)((seed >> 16) % 3 ? 0x80 | (seed >> 8) : (seed >> 20) & 0x7f);
 		}
 		atlas_utf8_clean(noise, sizeof(noise));
 		if (atlas_utf8_invalid_at(noise, sizeof(noise)) != -1)

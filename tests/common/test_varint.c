@@ -22,29 +22,31 @@ int main(void)
 		unsigned v;
 		size_t len;
 	} cases[] = {
-		{ 0, 1 },	   { 1, 1 },	      { 127, 1 },	 { 128, 2 },	      { 300, 2 },
-		{ 16383, 2 },	   { 16384, 3 },      { 2097151, 3 },	 { 2097152, 4 },      { 268435455, 4 },
-		{ 268435456, 5 },  { 0x7fffffffu, 5 }, { UINT_MAX, 5 },
+	    {0, 1},	    {1, 1},	      {127, 1},	     {128, 2},	   {300, 2},
+	    {16383, 2},	    {16384, 3},	      {2097151, 3},  {2097152, 4}, {268435455, 4},
+	    {268435456, 5}, {0x7fffffffu, 5}, {UINT_MAX, 5},
 	};
 	strbuf out = STRBUF_INIT;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		strbuf_reset(&out);
 		CHECK(atlas_varint_put(&out, cases[i].v) == 0, "put %u", cases[i].v);
-		CHECK(out.len == cases[i].len, "%u takes %zu bytes, not %zu", cases[i].v, cases[i].len, out.len);
+		CHECK(out.len == cases[i].len, "%u takes %zu bytes, not %zu", cases[i].v,
+		      cases[i].len, out.len);
 		unsigned v = 0;
 		size_t used = 0;
 		int rc = read_one((const unsigned char *)out.buf, out.len, &v, &used);
-		CHECK(rc == 0 && v == cases[i].v && used == out.len, "%u comes back (got %u from %zu bytes)",
-		      cases[i].v, v, used);
+		CHECK(rc == 0 && v == cases[i].v && used == out.len,
+		      "%u comes back (got %u from %zu bytes)", cases[i].v, v, used);
 	}
 
 	/* the bytes themselves: 7 bits a byte, low bits first, the high bit on all but the last */
 	strbuf_reset(&out);
 	atlas_varint_put(&out, 300);
-	CHECK(out.len == 2 && (unsigned char)out.buf[0] == 0xac && out.buf[1] == 0x02, "300 is ac 02");
+	CHECK(out.len == 2 && (unsigned char)out.buf[0] == 0xac && out.buf[1] == 0x02,
+	      "300 is ac 02");
 	strbuf_reset(&out);
 	atlas_varint_put(&out, UINT_MAX);
-	static const unsigned char max[] = { 0xff, 0xff, 0xff, 0xff, 0x0f };
+	static const unsigned char max[] = {0xff, 0xff, 0xff, 0xff, 0x0f};
 	CHECK(out.len == 5 && memcmp(out.buf, max, 5) == 0, "UINT_MAX is ff ff ff ff 0f");
 
 	/* several in a row, each read from where the last ended */
@@ -63,16 +65,17 @@ int main(void)
 	unsigned v = 12345;
 	size_t used = 0;
 	CHECK(read_one((const unsigned char *)"", 0, &v, &used) == -1, "nothing to read: refused");
-	static const unsigned char cut[] = { 0x80 };
-	CHECK(read_one(cut, 1, &v, &used) == -1 && used <= 1, "a continuation byte at the end: refused");
-	static const unsigned char cut4[] = { 0xff, 0xff, 0xff, 0xff };
+	static const unsigned char cut[] = {0x80};
+	CHECK(read_one(cut, 1, &v, &used) == -1 && used <= 1,
+	      "a continuation byte at the end: refused");
+	static const unsigned char cut4[] = {0xff, 0xff, 0xff, 0xff};
 	CHECK(read_one(cut4, 4, &v, &used) == -1, "four continuation bytes and the end: refused");
-	static const unsigned char over[] = { 0xff, 0xff, 0xff, 0xff, 0x10 };
+	static const unsigned char over[] = {0xff, 0xff, 0xff, 0xff, 0x10};
 	CHECK(read_one(over, 5, &v, &used) == -1, "a fifth byte past 32 bits (0x10): refused");
-	static const unsigned char six[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x00 };
+	static const unsigned char six[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x00};
 	CHECK(read_one(six, 6, &v, &used) == -1 && used <= 6, "six bytes: refused");
 	CHECK(v == 12345, "a refused varint leaves the value alone");
-	static const unsigned char padded[] = { 0x81, 0x80, 0x00 };
+	static const unsigned char padded[] = {0x81, 0x80, 0x00};
 	CHECK(read_one(padded, 3, &v, &used) == 0 && v == 1 && used == 3,
 	      "a value padded with zero groups reads as the value");
 	strbuf_free(&out);

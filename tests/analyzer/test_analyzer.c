@@ -5,9 +5,8 @@
 #include <string.h>
 
 #include "analyzer.h"
+#include "check.h"
 #include "stopwords.h"
-
-static int failures, checks;
 
 /* The count sql (one text parameter, arg) returns, or -1 when it cannot run. */
 static int count_of(sqlite3 *db, const char *sql, const char *arg)
@@ -31,11 +30,7 @@ static int count(sqlite3 *db, const char *match)
 static void expect(sqlite3 *db, const char *match, int want)
 {
 	int got = count(db, match);
-	checks++;
-	if (got != want) {
-		failures++;
-		printf("FAIL  MATCH %-28s -> %d rows, want %d\n", match, got, want);
-	} else
+	if (CHECK(got == want, "MATCH %-28s -> %d rows, want %d", match, got, want))
 		printf("ok    MATCH %-28s -> %d\n", match, got);
 }
 
@@ -43,11 +38,7 @@ static void expect(sqlite3 *db, const char *match, int want)
 static void expect_terms(sqlite3 *db, const char *term, int want)
 {
 	int got = count_of(db, "SELECT count(*) FROM v WHERE term = ?1", term);
-	checks++;
-	if (got != want) {
-		failures++;
-		printf("FAIL  term %-29s -> %d, want %d\n", term, got, want);
-	} else
+	if (CHECK(got == want, "term %-29s -> %d, want %d", term, got, want))
 		printf("ok    term %-29s -> %d\n", term, got);
 }
 
@@ -68,11 +59,7 @@ static void expect_tokens(atlas_analyzer *a, int flags, const char *text, const 
 {
 	char out[256] = "";
 	atlas_analyze(a, flags, text, (int)strlen(text), record, out);
-	checks++;
-	if (strcmp(out, want) != 0) {
-		failures++;
-		printf("FAIL  tokens(%s, %#x) = %s, want %s\n", text, flags, out, want);
-	} else
+	if (CHECK(strcmp(out, want) == 0, "tokens(%s, %#x) = %s, want %s", text, flags, out, want))
 		printf("ok    tokens(%s, %#x) = %s\n", text, flags, out);
 }
 
@@ -129,12 +116,8 @@ static void expect_tap(sqlite3 *db, atlas_analyzer *a, const char *text)
 	atlas_analyzer_set_tap(db, NULL, NULL);
 	int before = t.offered;
 	count(db, "\"tap\""); /* queries are never offered, nor anything once the tap is cleared */
-	checks++;
-	if (rc || t.offered != 1 || before != 1 || strcmp(t.got, want) != 0) {
-		failures++;
-		printf("FAIL  tap(%s): offered %d, ranges %s, want %s (%s)\n", text, t.offered,
-		       t.got, want, err.msg);
-	} else
+	if (CHECK(!rc && t.offered == 1 && before == 1 && strcmp(t.got, want) == 0,
+		  "tap(%s): offered %d, ranges %s, want %s (%s)", text, t.offered, t.got, want, err.msg))
 		printf("ok    tap(%s) = %s\n", text, t.got);
 }
 
@@ -142,21 +125,13 @@ static void expect_stem(atlas_analyzer *a, const char *word, const char *want)
 {
 	char out[128];
 	atlas_stem(a, word, (int)strlen(word), out, sizeof(out));
-	checks++;
-	if (strcmp(out, want) != 0) {
-		failures++;
-		printf("FAIL  stem(%s) = %s, want %s\n", word, out, want);
-	}
+	CHECK(strcmp(out, want) == 0, "stem(%s) = %s, want %s", word, out, want);
 }
 
 static void expect_stopword(const char *w, size_t n, bool want)
 {
-	checks++;
-	if (atlas_is_stopword(w, n) != want) {
-		failures++;
-		printf("FAIL  stop word \"%.*s\" (%zu bytes): %s, want %s\n", (int)n, w, n,
-		       want ? "no" : "yes", want ? "yes" : "no");
-	}
+	CHECK(atlas_is_stopword(w, n) == want, "stop word \"%.*s\" (%zu bytes): %s, want %s", (int)n, w,
+	      n, want ? "no" : "yes", want ? "yes" : "no");
 }
 
 int main(void)
@@ -259,6 +234,5 @@ int main(void)
 	expect_stopword("", 0, false);
 	atlas_analyzer_free(a);
 	sqlite3_close(db);
-	printf("%d checks, %d failed\n", checks, failures);
-	return failures ? 1 : 0;
+	return check_done("test_analyzer");
 }

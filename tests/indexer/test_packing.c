@@ -6,19 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "compress.h"
 #include "next_rows.h"
 
-static int checks, failures;
-
-static void check(int ok, const char *what)
-{
-	checks++;
-	if (!ok) {
-		failures++;
-		printf("FAIL  %s\n", what);
-	}
-}
+/* One check, what saying what is expected. */
+#define check(ok, what) CHECK(ok, "%s", what)
 
 /* A pseudo-random sentence of words from a small vocabulary, as section text is: n bytes or so. */
 static void sentence(strbuf *out, unsigned *seed, size_t n)
@@ -182,6 +175,5 @@ int main(void)
 {
 	test_compress();
 	test_next_rows();
-	printf("%d checks, %d failed\n", checks, failures);
-	return failures ? 1 : 0;
+	return check_done("test_packing");
 }

@@ -5,12 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "engine.h"
 #include "json.h"
 #include "strbuf.h"
 #include "utf8.h"
-
-static int failures, checks;
 
 /* Runs q (n bytes, may hold NUL) and checks the call succeeds and serializes to valid JSON.
  * want_results: 1 at least one result, 0 none, -1 either. */
@@ -22,11 +21,8 @@ static void run(atlas_engine *e, const char *label, const char *q, size_t n, int
 	atlas_search_params p = { copy, 10, 0, NULL, NULL, false };
 	atlas_results r;
 	atlas_error err = { 0, "" };
-	checks++;
 	int rc = atlas_search(&r, e, &p, &err);
-	if (rc) {
-		failures++;
-		printf("FAIL  %-28s error %d: %s\n", label, rc, err.msg);
+	if (!CHECK(rc == 0, "%-28s error %d: %s", label, rc, err.msg)) {
 		free(copy);
 		return;
 	}
@@ -35,11 +31,8 @@ static void run(atlas_engine *e, const char *label, const char *q, size_t n, int
 	bool ok = parsed && cJSON_IsArray(cJSON_GetObjectItem(parsed, "results"));
 	if (ok && want_results >= 0)
 		ok = (r.total > 0) == (want_results > 0);
-	if (!ok) {
-		failures++;
-		printf("FAIL  %-28s total %d (want %s), json %s\n", label, r.total,
-		       want_results > 0 ? "some" : want_results == 0 ? "none" : "any", parsed ? "valid" : "INVALID");
-	} else
+	if (CHECK(ok, "%-28s total %d (want %s), json %s", label, r.total,
+		  want_results > 0 ? "some" : want_results == 0 ? "none" : "any", parsed ? "valid" : "INVALID"))
 		printf("ok    %-28s total %d\n", label, r.total);
 	cJSON_Delete(parsed);
 	free(json);
@@ -57,11 +50,9 @@ static void check_html_escaper(void)
 	strbuf sb = STRBUF_INIT;
 	strbuf_append_html(&sb, in, sizeof(in));
 	const char *out = strbuf_str(&sb);
-	checks++;
 	for (const char *c = out; *c; c++)
-		if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) {
-			failures++;
-			printf("FAIL  HTML escaper left byte 0x%02x at %d\n", (unsigned char)*c, (int)(c - out));
+		if (!CHECK(*c != '"' && *c != '\\' && (unsigned char)*c >= 0x20,
+			   "HTML escaper left byte 0x%02x at %d", (unsigned char)*c, (int)(c - out))) {
 			strbuf_free(&sb);
 			return;
 		}
@@ -80,14 +71,10 @@ static void check_html_escaper(void)
 			back[n++] = *c++;
 	}
 	back[n] = '\0';
-	checks++;
 	bool same = n == sizeof(in);
 	for (size_t i = 0; same && i < n; i++)
 		same = back[i] == ((unsigned char)in[i] < 0x20 ? ' ' : in[i]);
-	if (!same) {
-		failures++;
-		printf("FAIL  HTML escaper output does not read back as its input\n");
-	} else
+	if (CHECK(same, "HTML escaper output reads back as its input"))
 		printf("ok    HTML escaper: 255 bytes, nothing JSON would escape\n");
 	strbuf_free(&sb);
 }
@@ -143,10 +130,7 @@ static void check_html_escaper_random(void)
 		strbuf_free(&got);
 		strbuf_free(&want);
 	}
-	checks++;
-	if (bad)
-		failures++;
-	else
+	if (CHECK(!bad, "HTML escaper: a string escaped otherwise than byte by byte"))
 		printf("ok    HTML escaper: 20,000 strings as a byte-wise escaper writes them\n");
 }
 
@@ -178,10 +162,7 @@ static void check_utf8_random(void)
 			       got, want);
 		}
 	}
-	checks++;
-	if (bad)
-		failures++;
-	else
+	if (CHECK(!bad, "UTF-8 validator: a string judged otherwise than a sequence at a time"))
 		printf("ok    UTF-8 validator agrees with the sequence-at-a-time scan on 20000 strings\n");
 }
 
@@ -192,20 +173,14 @@ static void check_snippet_escapes(atlas_engine *e)
 	atlas_search_params p = { "metadata keys matching such as", 10, 0, NULL, NULL, false };
 	atlas_results r;
 	atlas_error err = { 0, "" };
-	checks++;
-	if (atlas_search(&r, e, &p, &err)) {
-		failures++;
-		printf("FAIL  backslash snippet: %s\n", err.msg);
+	if (!CHECK(atlas_search(&r, e, &p, &err) == 0, "backslash snippet: %s", err.msg))
 		return;
-	}
 	char *json = atlas_json_search(e, &r);
 	cJSON *parsed = json ? cJSON_Parse(json) : NULL;
 	cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(parsed, "results"), 0);
 	const char *snippet = cJSON_GetStringValue(cJSON_GetObjectItem(first, "snippet"));
-	if (!snippet || !strstr(snippet, "/&#92;d+(&#92;.&#92;d+)*$")) {
-		failures++;
-		printf("FAIL  backslash snippet: %s\n", snippet ? snippet : parsed ? "no snippet" : "invalid JSON");
-	} else
+	if (CHECK(snippet && strstr(snippet, "/&#92;d+(&#92;.&#92;d+)*$"), "backslash snippet: %s",
+		  snippet ? snippet : parsed ? "no snippet" : "invalid JSON"))
 		printf("ok    backslash snippet: %s\n", snippet);
 	cJSON_Delete(parsed);
 	free(json);
@@ -261,23 +236,13 @@ static void hostile_inputs(atlas_engine *e)
 	/* parameters out of range are clear errors */
 	atlas_search_params bad = { "raft", 51, 0, NULL, NULL, false };
 	atlas_results r;
-	checks += 3;
-	if (atlas_search(&r, e, &bad, &err) != ATLAS_EINVAL) {
-		failures++;
-		printf("FAIL  limit 51 accepted\n");
-	}
+	CHECK(atlas_search(&r, e, &bad, &err) == ATLAS_EINVAL, "limit 51 refused");
 	bad.limit = 10;
 	bad.offset = 1001;
-	if (atlas_search(&r, e, &bad, &err) != ATLAS_EINVAL) {
-		failures++;
-		printf("FAIL  offset 1001 accepted\n");
-	}
+	CHECK(atlas_search(&r, e, &bad, &err) == ATLAS_EINVAL, "offset 1001 refused");
 	bad.offset = 0;
 	bad.type = "nonsense";
-	if (atlas_search(&r, e, &bad, &err) != ATLAS_EINVAL) {
-		failures++;
-		printf("FAIL  type nonsense accepted\n");
-	}
+	CHECK(atlas_search(&r, e, &bad, &err) == ATLAS_EINVAL, "type nonsense refused");
 }
 
 int main(int argc, char **argv)
@@ -299,6 +264,5 @@ int main(int argc, char **argv)
 		hostile_inputs(e);
 		atlas_engine_free(e);
 	}
-	printf("%d checks, %d failed\n", checks, failures);
-	return failures ? 1 : 0;
+	return check_done("test_hostile");
 }

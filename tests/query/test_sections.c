@@ -8,20 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CHECK_PRINT_MAX 20
+#include "check.h"
 #include "engine.h"
 #include "engine_internal.h"
 
-static int failures, checks;
-
-static void check(int ok, const char *what, int sec)
-{
-	checks++;
-	if (!ok) {
-		failures++;
-		if (failures <= 20)
-			printf("FAIL  section %d: %s\n", sec + 1, what);
-	}
-}
+/* One check of section sec (0-based; -1: the index as a whole), what saying what is expected. */
+#define check(ok, what, sec) CHECK(ok, "section %d: %s", (sec) + 1, what)
 
 /* Whether text[s, e) holds a letter or a digit (a word, or a word's part). */
 static int is_word(const char *text, int s, int e)
@@ -93,7 +86,7 @@ int main(int argc, char **argv)
 		}
 		sqlite3_reset(e->st_section_text);
 	}
-	printf("%d sections, %d checks, %d failed\n", e->nsections, checks, failures);
+	printf("%d sections\n", e->nsections);
 	atlas_engine_free(e);
-	return failures ? 1 : 0;
+	return check_done("test_sections");
 }

@@ -17,6 +17,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checklib import check, failures  # noqa: E402,F401  (F.check, F.failures for the fault tests)
+import checklib  # noqa: E402
 from serverlib import Server  # noqa: E402,F401  (F.Server for the fault tests)
 
 SERVE = os.environ.get('ATLAS_SERVE', '')
@@ -27,16 +29,7 @@ CORPUS = os.environ.get('ATLAS_CORPUS', '')
 STRICT = os.environ.get('ATLAS_FAULTS_STRICT') == '1'
 TIMEOUT = 10
 
-failures = []
 known_open = []
-
-
-def check(cond, what):
-    """Records one expectation; the run goes on so that one run reports every problem."""
-    print(('ok   ' if cond else 'FAIL ') + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 def known(cond, bug, what):
@@ -55,9 +48,7 @@ def finish(name, t0):
     """Prints the summary line. Returns the exit status: 0 when every check passed."""
     extra = ' (%d known issue(s) open: %s)' % (len(known_open), ', '.join(sorted(set(known_open)))) \
         if known_open else ''
-    print('%s: %s in %.1f s%s' % (name, 'FAILED (%d)' % len(failures) if failures else 'passed',
-                                   time.monotonic() - t0, extra), flush=True)
-    return 1 if failures else 0
+    return checklib.finish(name, t0, extra)
 
 
 def sha256(path):

@@ -12,14 +12,11 @@ import sqlite3
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import checklib  # noqa: E402
+from checklib import check, failures as FAILS  # noqa: E402
 from indexlib import Bodies  # noqa: E402
 
-FAILS = []
-
-
-def check(ok, what):
-    if not ok:
-        FAILS.append(what)
+checklib.quiet = True  # one check or more a section: the problems only
 
 
 def sqlite_varints(blob):

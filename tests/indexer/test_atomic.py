@@ -35,14 +35,8 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '
     SCHEMA_VERSION = re.search(r'#define ATLAS_SCHEMA_VERSION (\d+)', f.read()).group(1)
 import time
 
-failures = []
-
-
-def check(ok, what):
-    print(f'{"ok  " if ok else "FAIL"} {what}')
-    if not ok:
-        failures.append(what)
-    return ok
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checklib import check, failures  # noqa: E402
 
 
 def sha256(path):

@@ -34,18 +34,11 @@ import subprocess
 import sys
 import tempfile
 
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checklib import fail, failures, ok  # noqa: E402
+
 UNITS = ["atlas-serve.service", "atlas-reindex.service", "atlas-reindex.timer"]
 MAN_PAGES = ["man1/atlas-index.1", "man1/atlas-query.1", "man8/atlas-serve.8"]
-
-
-def fail(msg):
-    failures.append(msg)
-    print(f"FAIL {msg}")
-
-
-def ok(msg):
-    print(f"ok   {msg}")
 
 
 def run(cmd, **kw):

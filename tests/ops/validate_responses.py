@@ -21,6 +21,7 @@ python3-yaml.
 """
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -34,12 +35,8 @@ try:
 except ImportError as exc:  # a missing dependency is a failure, not a skip
     sys.exit(f"validate_responses: {exc}: install python3-jsonschema and python3-yaml")
 
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print(f"FAIL {msg}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checklib import fail, failures  # noqa: E402
 
 
 def to_json_schema(node):

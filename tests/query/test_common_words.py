@@ -11,20 +11,22 @@ a rare completion is looked for everywhere.
 usage: test_common_words.py GEN_CORPUS ATLAS_INDEX ATLAS_QUERY"""
 import glob
 import json
+import os
 import re
 import sqlite3
 import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import checklib  # noqa: E402
+
 GEN, INDEXER, QUERY = sys.argv[1:4]
-failures = 0
 
 
 def check(name, cond, detail=""):
-    global failures
-    print(("ok    " if cond else "FAIL  ") + name + ("" if cond else f"  ({detail})"))
-    failures += not cond
+    """checklib's check, with the name first as this file's calls give it."""
+    return checklib.check(cond, name, detail)
 
 
 def pages_holding(corpus, word):
@@ -129,8 +131,7 @@ def main():
         out = search("--explain", "raf")
         check("rare completion looked for everywhere", '"raft"' in out and "{title keywords}" not in out,
               out.splitlines()[:3])
-    print(f"{failures} failed")
-    return 1 if failures else 0
+    return checklib.finish(os.path.basename(__file__))
 
 
 if __name__ == "__main__":

@@ -9,8 +9,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import checklib  # noqa: E402
+
 QUERY, INDEXER, INDEX, MINI = sys.argv[1:5]
-failures = 0
 
 
 def q(*args, index=None, expect_rc=0):
@@ -21,9 +23,8 @@ def q(*args, index=None, expect_rc=0):
 
 
 def check(name, cond, detail=""):
-    global failures
-    print(("ok    " if cond else "FAIL  ") + name + ("" if cond else f"  ({detail})"))
-    failures += not cond
+    """checklib's check, with the name first as this file's calls give it."""
+    return checklib.check(cond, name, detail)
 
 
 def paths(res):
@@ -198,8 +199,7 @@ def main():
         check("explain shows both signals", "path words" in p.stdout and "words side by side 1.00" in p.stdout,
               p.stdout[:600])
 
-    print(f"{failures} failed")
-    return 1 if failures else 0
+    return checklib.finish(os.path.basename(__file__))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import checklib  # noqa: E402
+from checklib import check, failures  # noqa: E402
 from serverlib import Server  # noqa: E402
 
 SERVE = os.environ['ATLAS_SERVE']
@@ -32,15 +34,7 @@ ORIGIN = 'https://explainers.example.org'
 JSON_TYPE = 'application/json; charset=utf-8'
 TIMEOUT = 10
 
-failures = []
-
-
-def check(cond, what):
-    """Records a failed expectation (the run goes on, so that one run reports every problem)."""
-    if not cond:
-        failures.append(what)
-        print('FAIL: ' + what, flush=True)
-    return cond
+checklib.quiet = True  # failed checks only
 
 
 def strip_took(body):
@@ -566,9 +560,7 @@ def main(argv):
     mode = argv[1] if len(argv) > 1 else 'http'
     t0 = time.monotonic()
     {'http': test_http, 'swap-load': test_swap_load}[mode]()
-    print('%s: %s in %.1f s' % (mode, 'FAILED (%d)' % len(failures) if failures else 'passed',
-                                time.monotonic() - t0))
-    return 1 if failures else 0
+    return checklib.finish(mode, t0)
 
 
 if __name__ == '__main__':

@@ -17,7 +17,7 @@
    Documentation= names exist. Any message from it is a failure: it reports unknown keys and
    unparsable values as warnings with exit status 0. `systemd-analyze security --offline` must
    rate both services at most 2.0 ("OK"), so that the hardening cannot be dropped unnoticed.
-   A missing systemd-analyze is a failure, not a skip (scripts/setup installs systemd).
+   A missing systemd-analyze is a failure, not a skip (scripts/setup --test installs systemd).
 4. The installed atlas-reindex script, run with the installed atlas-index on a copy of the mini
    corpus: exit 0 and a usable index; then, on a broken corpus, a non-zero exit (systemd marks the
    unit failed), the problem reported as file:line, and the index left byte for byte untouched;

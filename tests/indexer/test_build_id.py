@@ -95,6 +95,7 @@ def serve_check(serve, first, rebuilt, work):
 
 
 def main():
+    """Runs the checks on a copy of --mini. Returns the exit status: 1 when any failed."""
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--indexer', required=True)
     ap.add_argument('--serve', required=True)

@@ -630,6 +630,24 @@ static int put_meta(writer *w, sqlite3_stmt *st, const char *key, const char *fm
 	return step_reset(w, st, "insert meta");
 }
 
+/* Writes into buf (cap bytes, 17 or more) the build id of an index of the corpus whose digest is
+ * corpus_digest: 16 hex digits of FNV-1a 64 over that digest, the schema version and the indexer's
+ * version, the inputs the index's answers depend on. So a rebuild of an unchanged corpus by the
+ * same atlas-index has the same id (and the server the same ETags); one changed byte a new one.
+ * Cannot fail. */
+static void build_id_of(char *buf, size_t cap, unsigned long long corpus_digest)
+{
+	char in[128];
+	int n = snprintf(in, sizeof(in), "corpus fnv1a64:%016llx schema %d atlas-index %s",
+			 corpus_digest, ATLAS_SCHEMA_VERSION, ATLAS_VERSION);
+	unsigned long long h = 1469598103934665603ULL;
+	for (int i = 0; i < n && i < (int)sizeof(in); i++) {
+		h ^= (unsigned char)in[i];
+		h *= 1099511628211ULL;
+	}
+	snprintf(buf, cap, "%016llx", h);
+}
+
 static int write_meta(writer *w, const corpus *c, build_stats *stats)
 {
 	sqlite3_stmt *st = NULL;
@@ -639,19 +657,7 @@ static int write_meta(writer *w, const corpus *c, build_stats *stats)
 	gmtime_r(&now, &tm);
 	char when[32];
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	/* a build id unique per build, even for two builds of one corpus in the same second */
-	unsigned long long salt = 0;
-	FILE *ur = fopen("/dev/urandom", "rb");
-	if (!ur || fread(&salt, sizeof(salt), 1, ur) != 1) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		salt = ((unsigned long long)ts.tv_nsec << 20) ^ (unsigned long long)getpid() ^
-		       (unsigned long long)now * 6364136223846793005ULL;
-	}
-	if (ur)
-		fclose(ur);
-	snprintf(stats->build_id, sizeof(stats->build_id), "%08llx%08llx",
-		 (c->digest >> 32) & 0xffffffffULL, salt & 0xffffffffULL);
+	build_id_of(stats->build_id, sizeof(stats->build_id), c->digest);
 	if (!rc)
 		rc = put_meta(w, st, "schema_version", "%d", ATLAS_SCHEMA_VERSION);
 	if (!rc)

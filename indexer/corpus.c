@@ -1466,6 +1466,7 @@ static void load_sitemap(corpus *c, diag_list *d, bool strict)
 			 strerror(errno));
 		return;
 	}
+	digest_bytes(c, data, n); /* the site URL, and some pages' dates and priorities, come from it */
 	sm_state st;
 	memset(&st, 0, sizeof(st));
 	st.c = c;

@@ -91,7 +91,7 @@ def main():
         print("FAIL node and npm are needed (Debian packages nodejs and npm)")
         return 1
     if not os.access(a.chromium, os.X_OK):
-        print(f"FAIL {a.chromium} is missing: install Debian's package chromium (scripts/setup)")
+        print(f"FAIL {a.chromium} is missing: install Debian's package chromium (scripts/setup --test)")
         return 1
     work = os.path.abspath(a.work_dir)
     err = npm_ci(a.package_dir, work, node, npm)

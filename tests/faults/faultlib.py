@@ -63,9 +63,18 @@ def temps(directory, base):
 
 
 def build_index(out, timeout=60):
-    """Builds the real corpus into out. Returns out."""
-    subprocess.run([INDEXER, '--corpus', CORPUS, '--out', out, '--quiet'], check=True,
+    """Builds a copy of the real corpus with one sentence added to its first explainer into out:
+    another index, with its own build id (the build id is the content's, so a rebuild of the
+    unchanged corpus would have the same). Returns out."""
+    corpus = out + '.corpus'
+    shutil.rmtree(corpus, ignore_errors=True)
+    shutil.copytree(CORPUS, corpus)
+    page = os.path.join(corpus, 'explainers', sorted(os.listdir(os.path.join(corpus, 'explainers')))[0])
+    with open(page, 'a', encoding='utf-8') as f:
+        f.write('\nThis copy was rebuilt for a test.\n')
+    subprocess.run([INDEXER, '--corpus', corpus, '--out', out, '--quiet'], check=True,
                    timeout=timeout)
+    shutil.rmtree(corpus)
     return out
 
 

@@ -15,13 +15,20 @@
    with exactly those path prefixes rewritten to DESTDIR: systemd-analyze then checks the real
    installed files (existence, executable bit) and, through MANPATH, that the man pages their
    Documentation= names exist. Any message from it is a failure: it reports unknown keys and
-   unparsable values as warnings with exit status 0. `systemd-analyze security --offline` must
-   rate both services at most 2.0 ("OK"), so that the hardening cannot be dropped unnoticed.
-   A missing systemd-analyze is a failure, not a skip (scripts/setup installs systemd).
+   unparsable values as warnings with exit status 0. A template (atlas-failed@.service) is
+   verified as the instance OnFailure= starts. `systemd-analyze security --offline` must rate
+   the services at most 2.0 ("OK"), so that the hardening cannot be dropped unnoticed. What
+   verify does not check, checked here: atlas-reindex.service's OnFailure= names a shipped unit
+   (a misspelled one loads as "not found" without a word), whose command, specifiers filled in,
+   prints the failed unit's name and which logs at SyslogLevel=err; atlas-reindex.path watches the
+   corpus directory the script reads and starts atlas-reindex.service.
+   A missing systemd-analyze is a failure, not a skip (scripts/setup --test installs systemd).
 4. The installed atlas-reindex script, run with the installed atlas-index on a copy of the mini
    corpus: exit 0 and a usable index; then, on a broken corpus, a non-zero exit (systemd marks the
    unit failed), the problem reported as file:line, and the index left byte for byte untouched;
-   and a non-zero exit when the corpus directory is missing.
+   and a non-zero exit when the corpus directory is missing; and a second build when the corpus
+   directory changes during the first (an atlas-index wrapper touches it), as a delivery landing
+   mid-build would.
 """
 import argparse
 import hashlib
@@ -37,7 +44,11 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 from checklib import fail, failures, ok  # noqa: E402
 
-UNITS = ["atlas-serve.service", "atlas-reindex.service", "atlas-reindex.timer"]
+UNITS = ["atlas-serve.service", "atlas-reindex.service", "atlas-reindex.timer", "atlas-reindex.path",
+         "atlas-failed@.service"]
+# The instance of a template unit that systemd-analyze checks, as OnFailure= starts it.
+INSTANCE = {"atlas-failed@.service": "atlas-failed@atlas-reindex.service.service"}
+HARDENED = ["atlas-serve.service", "atlas-reindex.service", "atlas-failed@.service"]
 MAN_PAGES = ["man1/atlas-index.1", "man1/atlas-query.1", "man8/atlas-serve.8"]
 
 
@@ -63,6 +74,73 @@ def check_no_placeholders(path):
     if left:
         fail(f"{path}: placeholders not substituted: {' '.join(left)}")
     return not left
+
+
+def unit_values(path, key):
+    """Returns the values of key= in the unit file at path, in order."""
+    with open(path, encoding="utf-8") as f:
+        return [line.split("=", 1)[1].strip() for line in f if line.startswith(key + "=")]
+
+
+def check_failure_units(vdir):
+    """What systemd-analyze verify lets through in the failure and path units (see the module
+    docstring, 3)."""
+    reindex = os.path.join(vdir, "atlas-reindex.service")
+    on_failure = unit_values(reindex, "OnFailure")
+    target = on_failure[0].replace("%n", "atlas-reindex.service") if len(on_failure) == 1 else ""
+    m = re.fullmatch(r"([^@]+@)(.+)\.service", target)
+    template = m.group(1) + ".service" if m else target
+    if not target or template not in UNITS:
+        fail(f"atlas-reindex.service: OnFailure={on_failure} does not name a shipped unit")
+    else:
+        path = os.path.join(vdir, template)
+        instance = m.group(2) if m else ""
+        levels = unit_values(path, "SyslogLevel")
+        execs = unit_values(path, "ExecStart")
+        if levels != ["err"]:
+            fail(f"{template}: SyslogLevel={levels}, expected err (the journal's error priority)")
+        elif len(execs) != 1 or not execs[0].startswith("/bin/sh -c "):
+            fail(f"{template}: ExecStart={execs}, expected one /bin/sh -c command")
+        else:
+            cmd = execs[0][len("/bin/sh -c "):].strip("'").replace("%i", instance)
+            r = run(["/bin/sh", "-c", cmd])
+            if r.returncode or f"{instance} failed" not in r.stdout:
+                fail(f"{template} for {instance}: exit {r.returncode}, printed {r.stdout!r}")
+            else:
+                ok(f"OnFailure={on_failure[0]}: logs at priority err: {r.stdout.strip()}")
+    watch = os.path.join(vdir, "atlas-reindex.path")
+    changed, unit = unit_values(watch, "PathChanged"), unit_values(watch, "Unit")
+    if changed != ["/var/lib/atlas/corpus"] or unit != ["atlas-reindex.service"]:
+        fail(f"atlas-reindex.path: PathChanged={changed} Unit={unit}, expected the corpus "
+             "directory /var/lib/atlas/corpus and atlas-reindex.service")
+    else:
+        ok("atlas-reindex.path: PathChanged=/var/lib/atlas/corpus starts atlas-reindex.service")
+
+
+def check_rebuild_on_change(script, indexer, mini, tmp):
+    """atlas-reindex builds again when the corpus directory changed during a build: a wrapper
+    around atlas-index touches the directory in its first run only."""
+    corpus = os.path.join(tmp, "corpus-delivered")
+    shutil.copytree(mini, corpus)
+    db = os.path.join(tmp, "state", "delivered.db")
+    calls = os.path.join(tmp, "indexer-calls")
+    wrapper = os.path.join(tmp, "touching-indexer")
+    with open(wrapper, "w", encoding="utf-8") as f:
+        f.write("#!/bin/sh\n"
+                f'echo run >> "{calls}"\n'
+                f'"{indexer}" "$@"\n'
+                "status=$?\n"
+                f'[ "$(wc -l < "{calls}")" -gt 1 ] || touch "{corpus}"\n'
+                "exit $status\n")
+    os.chmod(wrapper, 0o755)
+    r = run([script], env=dict(os.environ, ATLAS_CORPUS=corpus, ATLAS_DB=db, ATLAS_INDEXER=wrapper))
+    with open(calls) as f:
+        n = len(f.read().splitlines())
+    if r.returncode or n != 2 or "changed during the build" not in r.stdout:
+        fail(f"atlas-reindex with the corpus changed mid-build: exit {r.returncode}, {n} builds "
+             f"(expected 2): {r.stdout}{r.stderr}")
+    else:
+        ok("atlas-reindex builds again when the corpus directory changed during the build (2 builds)")
 
 
 def main():
@@ -176,22 +254,24 @@ def main():
                 with open(os.path.join(vdir, unit), "w", encoding="utf-8") as f:
                     f.write(text)
             env = dict(os.environ, MANPATH=staged(mandir), SYSTEMD_LOG_COLOR="0", SYSTEMD_PAGER="")
-            paths = [os.path.join(vdir, u) for u in UNITS]
+            paths = [os.path.join(vdir, INSTANCE.get(u, u)) for u in UNITS]
             r = run([analyze, "verify"] + paths, env=env)
             out = (r.stdout + r.stderr).strip()
             if r.returncode or out:
                 fail(f"systemd-analyze verify: exit {r.returncode}:\n{out}")
             else:
                 ok("systemd-analyze verify: " + ", ".join(UNITS))
-            for unit in ("atlas-serve.service", "atlas-reindex.service"):
+            for unit in HARDENED:
                 r = run([analyze, "security", "--offline=yes", "--threshold=20", "--no-pager",
-                         os.path.join(vdir, unit)], env=env)
+                         os.path.join(vdir, INSTANCE.get(unit, unit))], env=env)
                 level = re.search(r"Overall exposure level for \S+: (\S+ \S+)", r.stdout)
                 if r.returncode:
                     fail(f"systemd-analyze security {unit}: exposure above 2.0: "
                          f"{level.group(1) if level else r.stdout[-500:] + r.stderr}")
                 else:
                     ok(f"systemd-analyze security {unit}: {level.group(1) if level else '?'}")
+
+            check_failure_units(vdir)
 
         # 4. the reindex script, with the installed atlas-index
         indexer = staged(os.path.join(bindir, "atlas-index"))
@@ -241,6 +321,7 @@ def main():
                     fail("atlas-reindex with no corpus directory exited 0")
                 else:
                     ok(f"atlas-reindex with no corpus directory: exit {r.returncode}")
+                check_rebuild_on_change(script, indexer, a.mini, tmp)
         else:
             fail("the reindex script or atlas-index is not installed: the script was not run")
     finally:

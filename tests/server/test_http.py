@@ -55,9 +55,18 @@ def stats(index):
 
 
 def build_index(out):
-    """Builds the real corpus into out with atlas-index. Returns out."""
-    subprocess.run([INDEXER, '--corpus', CORPUS, '--out', out, '--quiet'], check=True,
+    """Builds a copy of the real corpus with one sentence added to its first explainer into out
+    with atlas-index: another index, with its own build id (the build id is the content's, so
+    a rebuild of the unchanged corpus would have the same). Returns out."""
+    corpus = out + '.corpus'
+    shutil.rmtree(corpus, ignore_errors=True)
+    shutil.copytree(CORPUS, corpus)
+    page = os.path.join(corpus, 'explainers', sorted(os.listdir(os.path.join(corpus, 'explainers')))[0])
+    with open(page, 'a', encoding='utf-8') as f:
+        f.write('\nThis copy was rebuilt for a test.\n')
+    subprocess.run([INDEXER, '--corpus', corpus, '--out', out, '--quiet'], check=True,
                    timeout=60)
+    shutil.rmtree(corpus)
     return out
 
 

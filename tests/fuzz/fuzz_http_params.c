@@ -204,7 +204,7 @@ static void check_error_body(const uint8_t *data, size_t size, const char *code,
 static void do_search(atlas_engine *e, const request *rq, const uint8_t *data, size_t size)
 {
 	static char q[QUERY_MAX + 1], topic[QUERY_MAX + 1], type[16];
-	atlas_search_params p = { q, 10, 0, NULL, NULL, false };
+	atlas_search_params p = { q, 10, 0, NULL, NULL, false, false };
 	if (arg_text(rq, "q", q, QUERY_MAX) || arg_number(rq, "limit", &p.limit) ||
 	    arg_number(rq, "offset", &p.offset) || arg_text(rq, "type", type, sizeof(type) - 1) ||
 	    (type[0] && strcmp(type, "explainer") && strcmp(type, "guide") && strcmp(type, "topic") &&

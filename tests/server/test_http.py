@@ -125,6 +125,17 @@ def test_cli_equality(srv, index):
     status, _, body = srv.request('/api/suggest?' + q({'q': 'consis'}))
     check(status == 200 and body == cli(index, '--suggest', 'consis'),
           '/api/suggest equals atlas-query --suggest')
+    status, _, body = srv.request('/api/suggest?' + q({'q': 'consistent ha', 'limit': '3'}))
+    check(status == 200 and body == cli(index, '--limit', '3', '--suggest', 'consistent ha'),
+          '/api/suggest with a limit equals atlas-query --limit --suggest')
+    # correct=false: the words as typed, no did_you_mean
+    _, _, fixed = srv.get_json('/api/search?' + q({'q': 'raft concensus'}))
+    _, _, typed = srv.get_json('/api/search?' + q({'q': 'raft concensus', 'correct': 'false'}))
+    check(fixed['did_you_mean'] == 'raft consensus' and typed['did_you_mean'] is None and
+          fixed['results'] and typed['results'] and
+          fixed['results'][0]['score'] != typed['results'][0]['score'],
+          'correct=false searches for the words as typed: %r / %r'
+          % (fixed['did_you_mean'], typed['did_you_mean']))
     for params, args in [({'path': '/consistent-hashing'}, ['--next', '/consistent-hashing']),
                          ({'path': '/consistent-hashing', 'seen': '/,/library'},
                           ['--next', '/consistent-hashing', '--seen', '/,/library'])]:
@@ -191,6 +202,12 @@ def test_errors(srv):
                 valid = False
             check(status == 200 and valid, '%s%s: status %d, JSON %s' % (route, raw, status, valid))
     expect_error(srv, '/api/suggest?q=' + 'a' * 257, 400, 'query_too_long')
+    for bad in ['limit=0', 'limit=21', 'limit=x']:
+        expect_error(srv, '/api/suggest?q=cache&' + bad, 400, 'bad_parameter')
+    for bad in ['correct=maybe', 'correct=0', 'correct=FALSE']:
+        expect_error(srv, '/api/search?q=cache&' + bad, 400, 'bad_parameter')
+    for good in ['correct=true', 'correct=false', 'correct=']:
+        check(srv.request('/api/search?q=cache&' + good)[0] == 200, '%s is accepted' % good)
     expect_error(srv, '/api/next', 400, 'bad_parameter')
     expect_error(srv, '/api/next?path=', 400, 'bad_parameter')
     expect_error(srv, '/api/next?path=/no-such-page', 404, 'not_found')

@@ -353,19 +353,22 @@ def test_health_metrics_page(srv, index):
     check(h.get('x-content-type-options') == 'nosniff', '/: nosniff')
     check(re.search(r'<script(?![^>]*\bsrc=)', page) is None, '/: no inline script')
     check(re.search(r'<style|\sstyle=|\son[a-z]+=', page) is None, '/: no inline style, handlers')
-    check('<label for="q"' in page and 'id="q"' in page, '/: a labelled search box')
-    check('aria-live' in page, '/: an aria-live region')
-    check('src="/app.js"' in page and 'href="/style.css"' in page, '/: app.js and style.css')
-    status, h, body = srv.request('/app.js')
+    check('data-atlas-search="page"' in page and '<h1' in page, '/: the search widget, under a heading')
+    check('type="module" src="/atlas.js"' in page and 'href="/atlas.css"' in page, '/: atlas.js and atlas.css')
+    status, h, body = srv.request('/atlas.js')
     check(status == 200 and h.get('content-type') == 'text/javascript; charset=utf-8',
-          '/app.js: JavaScript')
+          '/atlas.js: JavaScript')
     js = body.decode()
-    check('/api/search' in js and '/api/next' in js, '/app.js: the page script')
+    check("'api/search'" in js and "'api/next'" in js and "'api/suggest'" in js and 'import.meta.url' in js,
+          '/atlas.js: the widget, its API base from where it was loaded')
+    check('innerHTML' not in js and 'insertAdjacentHTML' not in js and 'eval(' not in js,
+          '/atlas.js: server strings are inserted as text')
     etag = h.get('etag')
-    check(etag and srv.request('/app.js', headers={'If-None-Match': etag})[0] == 304,
-          '/app.js: 304 on its ETag')
-    status, h, _ = srv.request('/style.css')
-    check(status == 200 and h.get('content-type') == 'text/css; charset=utf-8', '/style.css: CSS')
+    check(etag and srv.request('/atlas.js', headers={'If-None-Match': etag})[0] == 304,
+          '/atlas.js: 304 on its ETag')
+    for css in ['/atlas.css', '/page.css']:
+        status, h, _ = srv.request(css)
+        check(status == 200 and h.get('content-type') == 'text/css; charset=utf-8', '%s: CSS' % css)
 
     # the access log: one line per request (flushed within a second); a unique path marks the end
     srv.request('/api/search?q=access%20log%20probe')

@@ -8,7 +8,8 @@
 #include "stopwords.h"
 #include "utf8.h"
 
-/* Completions of the last word counted (one search each), at most, beyond the number asked for. */
+/* Completions of the last word counted (one search each), at most, beyond half the number asked
+ * for. */
 #define SUGGEST_EXTRA 4
 /* Vocabulary entries looked at for one completion, at most (a one-letter prefix costs no more
  * than a long one). */
@@ -249,7 +250,10 @@ int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *p
 		strbuf_free(&lastw);
 		return 0;
 	}
-	int cap = max + SUGGEST_EXTRA;
+	/* no word before the last, and nothing after it: a completion is a single word */
+	bool one_word = before.len == 0 && tail == end;
+	/* completions counted (a search each): enough for the half of the list they usually fill */
+	int cap = (max + 1) / 2 + SUGGEST_EXTRA;
 	completion *c = malloc((size_t)cap * sizeof(*c));
 	atlas_suggestion *q = malloc((size_t)cap * sizeof(*q));
 	char (*stems)[VOCAB_MAX_LEN + 24] = malloc((size_t)cap * sizeof(*stems)); /* of q's words */
@@ -287,7 +291,8 @@ int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *p
 				/* counted as a finished word: a trailing space, so no prefix search */
 				char counted[ATLAS_SUGGEST_TEXT_MAX + 1];
 				snprintf(counted, sizeof(counted), "%s ", s.text);
-				s.pages = pages_found(e, counted);
+				/* one word alone: the pages holding it, known from the vocabulary */
+				s.pages = one_word ? c[k].v->df : pages_found(e, counted);
 				if (s.pages == 0)
 					continue;
 				bool dup = false;

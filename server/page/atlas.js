@@ -595,7 +595,8 @@ class SearchBox {
 	// Draws the listbox: suggestions, then the hits grouped by page with their sections.
 	draw() {
 		const q = this.query;
-		const sugg = (this.suggestions || []).map((s) => {
+		const dym = this.lastBody && this.lastBody.did_you_mean;
+		const sugg = (this.suggestions || []).filter((s) => s.text !== dym).map((s) => {
 			const o = el('div', 'atlas-option atlas-suggestion');
 			o.append(el('span', 'atlas-icon', '⌕'), highlight(s.text, new Set()));
 			o.dataset.query = s.text;

@@ -74,7 +74,8 @@ async function axe(page, state) {
 	check(bad.length === 0, `axe: no serious or critical violations (${state})`, bad);
 }
 
-async function shot(page, name) {
+async function shot(page, name, loading) {
+	if (!loading) await until(page, () => !document.querySelector('.atlas-loading'), undefined, 2000);
 	await page.screenshot({ path: path.join(OUT_DIR, name + '.png') });
 }
 
@@ -123,6 +124,16 @@ async function search(page, text, sel) {
 		return s && !h.classList.contains('atlas-loading') && s.textContent.includes('“' + t) ;
 	}, [text.trim().slice(0, 30), sel]);
 	return ok;
+}
+
+// Presses ArrowDown in the box of sel (once the typeahead came) until a hit is the active option.
+async function toHit(page, sel) {
+	await until(page, (sel) => document.querySelector((sel || '') + ' .atlas-suggestion'), sel, 2000);
+	for (let i = 0; i < 6; i++) {
+		const href = await page.evaluate((sel) => (document.querySelector((sel || '') + ' [role=option].is-active') || { dataset: {} }).dataset.href, sel);
+		if (href) return;
+		await box(page, sel).press('ArrowDown');
+	}
 }
 
 async function desktopPage(browser) {
@@ -181,9 +192,7 @@ async function desktopPage(browser) {
 
 	// Enter opens the active hit
 	await search(page, 'raft');
-	await until(page, () => document.querySelector('.atlas-suggestion')); // the typeahead comes first
-	for (let i = 0; i < 5 && !(await page.evaluate(() => (document.querySelector('[role=option].is-active') || { dataset: {} }).dataset.href)); i++)
-		await box(page).press('ArrowDown');
+	await toHit(page);
 	const href = await page.evaluate(() => document.querySelector('[role=option].is-active').dataset.href);
 	await Promise.all([page.waitForURL((u) => u.href === href, { timeout: WAIT }), box(page).press('Enter')]);
 	check(page.url() === href && href.startsWith(PROD + '/'), 'Enter opens the active hit', href);
@@ -224,7 +233,7 @@ async function desktopPage(browser) {
 	await box(page).fill('pallas');
 	check(await until(page, () => document.querySelector('.atlas').classList.contains('atlas-loading') &&
 		document.querySelector('.atlas-list').getAttribute('aria-busy') === 'true', undefined, 800), 'a pending search shows its loading state');
-	await shot(page, 'page-loading');
+	await shot(page, 'page-loading', true);
 	await box(page).fill('gil');
 	check(await until(page, () => /“gil”/.test(document.querySelector('.atlas-status').textContent)), 'the newer search is shown');
 	await page.waitForTimeout(1000);
@@ -394,6 +403,13 @@ async function site(browser) {
 	await page.goto(SITE + '/');
 	await until(page, () => document.querySelector('#inline .atlas-input') && document.querySelector('#modal .atlas-open'));
 	await axe(page, 'site, home');
+	check(await until(page, () => document.querySelectorAll('#next .atlas-next-item').length > 0) &&
+		sent.some((u) => u.includes('/api/next?') && new URL(u).searchParams.get('path') === '/consistent-hashing'),
+		'site: read next for data-path');
+	check(/not an http\(s\) address/.test(await page.locator('#odd .atlas-notice').textContent()) &&
+		await page.evaluate(() => document.querySelector('#odd').classList.contains('atlas-inline')),
+		'site: wrong attributes: a message, an inline box on the default API');
+	check(await search(page, 'gil', '#odd'), 'site: and the box still searches');
 	check(await search(page, 'consistent hashing', '#inline'), 'site: the inline box searches through CORS');
 	const href = await page.evaluate(() => document.querySelector('#inline .atlas-hit').dataset.href);
 	check(href === SITE + '/consistent-hashing', 'site: hits link into the site (data-atlas-base)', href);
@@ -422,7 +438,7 @@ async function site(browser) {
 	check(await page.evaluate(() => document.querySelector('#modal dialog').open), 'site: ⌘K opens the modal');
 	// in the modal, arrows then Enter open a page of the site, whose read next records the view
 	await search(page, 'consistent hashing', '#modal');
-	await page.keyboard.press('ArrowDown');
+	await toHit(page, '#modal');
 	await Promise.all([page.waitForURL(SITE + '/consistent-hashing', { timeout: WAIT }), page.keyboard.press('Enter')]);
 	check(page.url() === SITE + '/consistent-hashing', 'site: Enter in the modal opens the hit');
 	check(await until(page, () => document.querySelectorAll('#next .atlas-next-item').length > 0), 'site: read next for the page');
@@ -457,6 +473,23 @@ async function site(browser) {
 	const csps = await page.evaluate(() => window.__csp);
 	check(csps.length === 0 && errors.filter((e) => !/favicon|ERR_ABORTED|Failed to load resource|404/.test(e)).length === 0,
 		'site: the widget satisfies the site\'s strict CSP', { csps, errors });
+	await ctx.close();
+}
+
+// Dark, with reduced motion: the colours pass axe, the spinner does not spin.
+async function dark(browser) {
+	const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'dark', reducedMotion: 'reduce' });
+	const page = await ctx.newPage();
+	await watch(page);
+	await page.goto(BASE + '/?q=' + encodeURIComponent('raft concensus'));
+	check(await until(page, () => document.querySelectorAll('.atlas-hit').length > 0), 'dark: results');
+	const look = await page.evaluate(() => ({
+		bg: getComputedStyle(document.querySelector('.atlas')).getPropertyValue('--atlas-bg').trim(),
+		spin: getComputedStyle(document.querySelector('.atlas-spinner')).animationName,
+	}));
+	check(look.bg === '#16181d' && look.spin === 'none', 'dark: dark colours from prefers-color-scheme; no animation with reduced motion', look);
+	await shot(page, 'page-dark');
+	await axe(page, 'page, dark');
 	await ctx.close();
 }
 
@@ -515,7 +548,7 @@ async function main() {
 	});
 	try {
 		const only = (process.env.ATLAS_ONLY || '').split(',').filter(Boolean);
-		for (const part of [desktopPage, site, phone, serverStopped, latency]) {
+		for (const part of [desktopPage, site, dark, phone, serverStopped, latency]) {
 			if (only.length && !only.includes(part.name)) continue;
 			try {
 				await part(browser);

@@ -1922,11 +1922,14 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		rk[nrk++] = (ranked){ d, c->score };
 	}
 	strbuf_free(&qs);
+	if (e->count_only)
+		goto counted; /* typeahead: the counts only, no page of hits */
 	/* only the page shown is sorted: a query may match tens of thousands of pages */
 	size_t shown = (size_t)(p->offset + limit);
 	atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_ranked, e);
 	boost_shown(e, &pl, rk, nrk, shown);
 	atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_ranked, e);
+counted:
 	res->total = nrk;
 	res->total_exact = !pl.partial;
 	if (pl.partial && !p->type && !p->topic) {
@@ -1939,6 +1942,8 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		if (ntype[k])
 			res->types[res->ntypes++] = (atlas_facet){ atlas_type_names[k], atlas_type_names[k], ntype[k] };
 
+	if (e->count_only)
+		goto facets;
 	int start = p->offset < nrk ? p->offset : nrk;
 	int end = start + limit < nrk ? start + limit : nrk;
 	res->hits = calloc((size_t)(end - start ? end - start : 1), sizeof(atlas_hit));

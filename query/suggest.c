@@ -199,7 +199,10 @@ static int pages_found(atlas_engine *e, const char *q)
 	atlas_search_params p = { q, 1, 0, NULL, NULL, false, false };
 	atlas_results r;
 	atlas_error err = { 0, "" };
-	if (atlas_search(&r, e, &p, &err))
+	e->count_only = true;
+	int rc = atlas_search(&r, e, &p, &err);
+	e->count_only = false;
+	if (rc)
 		return 0;
 	int total = r.total_all;
 	atlas_results_free(&r);

@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 	int n = 0, ng = 0, nn = 0, nj = 0;
 	for (int r = 0; r < rounds; r++)
 		for (int i = 0; i < nq; i++) {
-			atlas_search_params p = { qs[i], 10, 0, NULL, NULL, false };
+			atlas_search_params p = { qs[i], 10, 0, NULL, NULL, false, false };
 			atlas_results res;
 			double t0 = now_us();
 			if (atlas_search(&res, e, &p, &err) == 0) {

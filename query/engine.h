@@ -26,6 +26,8 @@ typedef struct atlas_search_params {
 	const char *type;    /* NULL or explainer|guide|topic|page */
 	const char *topic;   /* NULL or a topic path; matches the topic and everything below it */
 	bool explain;        /* fill atlas_hit.explain */
+	bool no_correct;     /* search for the words as typed: no spelling correction (did_you_mean
+				stays NULL); synonyms, stems and the prefix still apply */
 } atlas_search_params;
 
 /* The text of hits (headings, anchors, snippets, titles) is owned by their atlas_results. */
@@ -57,6 +59,8 @@ typedef struct atlas_results {
 	/* false when total is an estimate: words so common that retrieval stopped at the pages
 	 * whose important fields hold them, and the rest were not counted (see atlas_search) */
 	bool total_exact;
+	int total_all;       /* of the pages counted in total, those holding every content word
+				(of those retrieved, when total is an estimate); not serialized */
 	double took_ms;
 	char *did_you_mean;  /* NULL when nothing was corrected */
 	atlas_hit *hits;
@@ -77,9 +81,14 @@ typedef struct atlas_next_params {
 	int limit;
 } atlas_next_params;
 
+/* Typeahead: suggestions asked for at most, and the longest completed query kept. */
+#define ATLAS_SUGGEST_MAX 20
+#define ATLAS_SUGGEST_TEXT_MAX 400
+
 typedef struct atlas_suggestion {
-	int doc;             /* -1 for a term */
-	const char *term;    /* owned by the engine, for a term */
+	int doc;             /* a page whose title matches, or -1 for a completed query */
+	char text[ATLAS_SUGGEST_TEXT_MAX]; /* for a query: the reader's text, last word completed */
+	int pages;           /* for a query: the pages a search for text finds */
 	double score;
 } atlas_suggestion;
 
@@ -147,7 +156,11 @@ void atlas_engine_free(atlas_engine *e);
 int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params *p, atlas_error *err);
 void atlas_results_free(atlas_results *res);
 
-/* Typeahead: up to max titles and terms for prefix, best first, into out. Returns the count. */
+/* Typeahead for the text typed so far: up to max (1..ATLAS_SUGGEST_MAX) suggestions into out,
+ * first the whole query completed (its words before the last kept as typed, the last completed
+ * from the vocabulary, or when nothing starts with it, from the words one or two edits away),
+ * ranked by the pages each completed query finds, then pages whose title matches. Returns the
+ * count (0 for empty text); out owns its text, nothing to free. */
 int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *prefix);
 
 /* Read next for a page. Returns 0, ATLAS_ENOTFOUND for an unknown path or guide, or ATLAS_ESQL. */

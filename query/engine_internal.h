@@ -134,6 +134,7 @@ struct atlas_engine {
 	unsigned *mark;
 	unsigned *excluded;     /* pages holding an excluded word, when this generation's */
 	unsigned generation;
+	bool count_only;        /* atlas_search counts (total, total_all) and builds no hits */
 	candidate *cand;
 	int *touched;           /* the pages marked this generation, in the order met */
 	int ntouched;

@@ -308,8 +308,9 @@ char *atlas_json_suggest(const atlas_engine *e, const char *query, const atlas_s
 			add_str(o, "text", d->title);
 			doc_fields(o, d);
 		} else {
-			add_str(o, "kind", "term");
-			add_str(o, "text", s[i].term);
+			add_str(o, "kind", "query");
+			add_str(o, "text", s[i].text);
+			cJSON_AddNumberToObject(o, "pages", s[i].pages);
 		}
 		cJSON_AddItemToArray(arr, o);
 	}

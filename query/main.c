@@ -33,7 +33,7 @@ static const char usage[] =
 	"  --next PATH      read-next suggestions for the page at PATH\n"
 	"  --guide SLUG     with --next: the guide the reader follows\n"
 	"  --seen PATHS     with --next: comma-separated paths already read\n"
-	"  --suggest PREFIX typeahead suggestions for PREFIX\n"
+	"  --suggest PREFIX typeahead for PREFIX: the query completed, then titles (--limit 1-20)\n"
 	"  --stats          page counts, vocabulary size, build id and time, corpus digest\n"
 	"  --help           show this help\n"
 	"  --version        show the version\n"
@@ -111,7 +111,7 @@ static int run_stats(atlas_engine *e, bool json)
 int main(int argc, char **argv)
 {
 	const char *index = NULL, *next = NULL, *guide = NULL, *seen = NULL, *suggest = NULL;
-	atlas_search_params sp = { NULL, 0, 0, NULL, NULL, false };
+	atlas_search_params sp = { NULL, 0, 0, NULL, NULL, false, false };
 	bool json = false, stats = false;
 	int limit = 0;
 	static const struct option opts[] = {
@@ -185,15 +185,19 @@ int main(int argc, char **argv)
 	if (stats) {
 		status = run_stats(e, json);
 	} else if (suggest) {
-		atlas_suggestion s[10];
-		int n = atlas_suggest(s, 10, e, suggest);
+		static atlas_suggestion s[ATLAS_SUGGEST_MAX];
+		int max = limit ? limit : 10;
+		int n = atlas_suggest(s, max > ATLAS_SUGGEST_MAX ? ATLAS_SUGGEST_MAX : max, e, suggest);
 		if (json)
 			body = atlas_json_suggest(e, suggest, s, n);
 		else
-			for (int i = 0; i < n; i++)
-				printf("%-5s %s%s%s\n", s[i].doc >= 0 ? "page" : "term",
-				       s[i].doc >= 0 ? atlas_engine_doc(e, s[i].doc)->title : s[i].term,
-				       s[i].doc >= 0 ? "  " : "", s[i].doc >= 0 ? atlas_engine_doc(e, s[i].doc)->path : "");
+			for (int i = 0; i < n; i++) {
+				if (s[i].doc >= 0)
+					printf("page  %s  %s\n", atlas_engine_doc(e, s[i].doc)->title,
+					       atlas_engine_doc(e, s[i].doc)->path);
+				else
+					printf("query %s  (%d pages)\n", s[i].text, s[i].pages);
+			}
 	} else if (next) {
 		const char *list[ATLAS_SEEN_MAX];
 		int nseen = 0;

@@ -63,6 +63,7 @@ typedef struct plan {
 	bool partial;            /* retrieval stopped at the titles or the important fields */
 	int nphrases;
 	bool corrected;
+	bool no_correct;         /* atlas_search_params.no_correct: words are searched as typed */
 	double idf[FTS_MAX_PHRASES]; /* IDF per phrase of the expressions, for atlas_rank */
 	int nidf;
 	qterm terms[MAX_TERMS];  /* last: plan_init leaves them, new_term clears each one taken */
@@ -559,7 +560,7 @@ static void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
 				word_alts(t, t->word);
 			if (syn >= 0)
 				expand_synonyms(e, t, syn);
-			else if (!t->stop && !cl->negated) {
+			else if (!t->stop && !cl->negated && !pl->no_correct) {
 				const char *fix = correct_word(e, t->word, t->prefix);
 				if (fix) {
 					/* an unknown word is replaced in the search; a known but rare one
@@ -1773,6 +1774,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	res->query = strdup(q.clean);
 	plan pl;
 	plan_init(&pl);
+	pl.no_correct = p->no_correct;
 	analyze_query(e, &pl, &q);
 	build_expressions(&pl);
 	term_weights(e, &pl);
@@ -1906,6 +1908,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		double kw = title_match(&pl, c->keyword_phrases, c->keywords_known, doc->keywords_norm,
 					doc->keywords_sig, NULL, NULL);
 		double cov = coverage_of(&pl, c);
+		res->total_all += c->strict || pl.npositive <= 1;
 		double tw = type_weight(doc->type_id);
 		double pw = RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority;
 		bool ponly = prefix_only(&pl, c);
@@ -1919,11 +1922,14 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		rk[nrk++] = (ranked){ d, c->score };
 	}
 	strbuf_free(&qs);
+	if (e->count_only)
+		goto counted; /* typeahead: the counts only, no page of hits */
 	/* only the page shown is sorted: a query may match tens of thousands of pages */
 	size_t shown = (size_t)(p->offset + limit);
 	atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_ranked, e);
 	boost_shown(e, &pl, rk, nrk, shown);
 	atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_ranked, e);
+counted:
 	res->total = nrk;
 	res->total_exact = !pl.partial;
 	if (pl.partial && !p->type && !p->topic) {
@@ -1936,6 +1942,8 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		if (ntype[k])
 			res->types[res->ntypes++] = (atlas_facet){ atlas_type_names[k], atlas_type_names[k], ntype[k] };
 
+	if (e->count_only)
+		goto facets;
 	int start = p->offset < nrk ? p->offset : nrk;
 	int end = start + limit < nrk ? start + limit : nrk;
 	res->hits = calloc((size_t)(end - start ? end - start : 1), sizeof(atlas_hit));

@@ -1,13 +1,31 @@
-/* suggest.c - typeahead: page titles whose words start with what the reader typed, then
- * vocabulary terms with that prefix, most frequent first. */
+/* suggest.c - typeahead: the reader's whole query with its last word completed from the
+ * vocabulary (typo-tolerant), ranked by the pages each completion finds, then matching titles. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine_internal.h"
 #include "stopwords.h"
+#include "utf8.h"
 
+/* Completions of the last word counted (one search each), at most, beyond half the number asked
+ * for. */
+#define SUGGEST_EXTRA 4
+/* Vocabulary entries looked at for one completion, at most (a one-letter prefix costs no more
+ * than a long one). */
+#define SUGGEST_VOCAB_SCAN 20000
+/* Edits allowed between the typed last word and the start of a completion: none below 4 bytes,
+ * one from 4, two from 8. */
+#define SUGGEST_ONE_EDIT_LEN 4
+#define SUGGEST_TWO_EDITS_LEN 8
 
+/* A word that may complete the last one. */
+typedef struct completion {
+	const vocab_entry *v;
+	int edits;
+} completion;
+
+/* qsort order of suggestions: higher score first, then by doc. */
 static int cmp_sugg(const void *a, const void *b)
 {
 	const atlas_suggestion *x = a, *y = b;
@@ -16,29 +34,122 @@ static int cmp_sugg(const void *a, const void *b)
 	return x->doc - y->doc;
 }
 
-int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *prefix)
+/* qsort order of completions: fewer edits first, then more frequent words. */
+static int cmp_completion(const void *a, const void *b)
 {
-	if (max <= 0 || !prefix)
+	const completion *x = a, *y = b;
+	if (x->edits != y->edits)
+		return x->edits - y->edits;
+	return y->v->df - x->v->df;
+}
+
+/* Returns the edits (insertions, deletions, substitutions, swaps of neighbours) between typed
+ * a[0..na) and b[0..nb), or with prefix set between a and the closest start of b; max + 1 when
+ * more than max. Both at most VOCAB_MAX_LEN bytes. */
+static int edits_to(const char *a, int na, const char *b, int nb, bool prefix, int max)
+{
+	int rows[3][VOCAB_MAX_LEN + 2];
+	int *pp = rows[0], *prev = rows[1], *cur = rows[2];
+	for (int j = 0; j <= nb; j++)
+		prev[j] = j;
+	for (int i = 1; i <= na; i++) {
+		cur[0] = i;
+		int low = cur[0];
+		for (int j = 1; j <= nb; j++) {
+			int cost = a[i - 1] != b[j - 1];
+			int d = prev[j - 1] + cost;
+			if (prev[j] + 1 < d)
+				d = prev[j] + 1;
+			if (cur[j - 1] + 1 < d)
+				d = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    pp[j - 2] + 1 < d)
+				d = pp[j - 2] + 1;
+			cur[j] = d;
+			if (d < low)
+				low = d;
+		}
+		if (low > max)
+			return max + 1;
+		int *t = pp;
+		pp = prev;
+		prev = cur;
+		cur = t;
+	}
+	int best = prev[nb];
+	if (prefix)
+		for (int j = 0; j < nb; j++)
+			if (prev[j] < best)
+				best = prev[j];
+	return best > max ? max + 1 : best;
+}
+
+/* Collects into c (cap entries) the vocabulary words that may complete last[0..n): with prefix,
+ * those starting with it, else the word itself; when fuzzy, those within the allowed edits of it
+ * instead (sharing its first byte). Returns the count, best first. */
+static int collect(const atlas_engine *e, const char *last, int n, bool prefix, bool fuzzy,
+		   completion *c, int cap)
+{
+	int nc = 0;
+	int max = n >= SUGGEST_TWO_EDITS_LEN ? 2 : n >= SUGGEST_ONE_EDIT_LEN ? 1 : 0;
+	if (fuzzy && (max == 0 || n > VOCAB_MAX_LEN))
 		return 0;
-	strbuf words = STRBUF_INIT;
-	engine_normalize(e, &words, prefix, false);
-	if (words.len == 0) {
-		strbuf_free(&words);
+	char first[2] = { last[0], '\0' };
+	int lo = engine_vocab_from(e, fuzzy ? first : last);
+	for (int i = lo; i < e->nvocab && i < lo + SUGGEST_VOCAB_SCAN; i++) {
+		const vocab_entry *v = &e->vocab[i];
+		int edits = 0;
+		if (fuzzy) {
+			if (v->term[0] != last[0])
+				break;
+			if (v->len > VOCAB_MAX_LEN || v->len < n - max || (!prefix && v->len > n + max))
+				continue;
+			edits = edits_to(last, n, v->term, v->len, prefix, max);
+			if (edits > max)
+				continue;
+		} else {
+			if (strncmp(v->term, last, (size_t)n) != 0)
+				break;
+			if (!prefix && v->len != n)
+				break;
+		}
+		bool same = v->len == n && edits == 0;
+		if (v->df < 1)
+			continue;
+		if (!same && (v->len < 3 || atlas_is_stopword(v->term, (size_t)v->len)))
+			continue;
+		completion cand = { v, edits };
+		if (nc < cap) {
+			c[nc++] = cand;
+			continue;
+		}
+		int worst = 0;
+		for (int k = 1; k < nc; k++)
+			if (cmp_completion(&c[k], &c[worst]) > 0)
+				worst = k;
+		if (cmp_completion(&cand, &c[worst]) < 0)
+			c[worst] = cand;
+	}
+	qsort(c, (size_t)nc, sizeof(*c), cmp_completion);
+	return nc;
+}
+
+/* Adds to out (up to max, *n so far) the pages whose title holds the words of before (folded,
+ * space-separated, "" for none) and a word starting with word, best first. Returns the pages
+ * added. */
+static int title_pages(atlas_engine *e, const char *before, const char *word, atlas_suggestion *out,
+		       int max, int *n)
+{
+	atlas_suggestion *pages = malloc((size_t)max * sizeof(*pages));
+	if (!pages || max <= 0) {
+		free(pages);
 		return 0;
 	}
-	/* the last word is a prefix; the words before it must appear in the title */
-	const char *all = strbuf_str(&words);
-	const char *last = strrchr(all, ' ');
-	last = last ? last + 1 : all;
-	size_t last_len = strlen(last);
-	int n = 0;
-	atlas_suggestion *pages = malloc((size_t)max * sizeof(*pages));
 	int npages = 0;
-	/* candidate pages: those with a title word starting with the last word, found in the sorted
-	 * index of title words (bounded, so a one-letter prefix costs no more than a long one) */
-	int lo = engine_title_index_from(e, last);
-	for (int i = lo; i < e->ntitle_index && i < lo + SUGGEST_SCAN && pages; i++) {
-		if (strncmp(e->title_index[i].word, last, last_len) != 0)
+	size_t wlen = strlen(word);
+	int lo = engine_title_index_from(e, word);
+	for (int i = lo; i < e->ntitle_index && i < lo + SUGGEST_SCAN; i++) {
+		if (strncmp(e->title_index[i].word, word, wlen) != 0)
 			break;
 		int d = e->title_index[i].doc;
 		const atlas_doc *doc = &e->docs[d];
@@ -48,64 +159,181 @@ int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *p
 		if (dup)
 			continue;
 		const char *t = doc->title_words;
-		size_t tlen = strlen(t);
 		bool ok = true;
-		for (const char *w = all; ok && w < last;) {
-			const char *sp = strchr(w, ' ');
-			size_t wl = sp ? (size_t)(sp - w) : strlen(w);
+		for (const char *w = before; ok && *w;) {
+			size_t wl = strcspn(w, " ");
 			char pat[256];
 			snprintf(pat, sizeof(pat), " %.*s ", (int)wl, w);
 			ok = strstr(t, pat) != NULL;
-			w += wl + 1;
+			w += wl;
+			w += *w == ' ';
 		}
 		char pat[256];
-		snprintf(pat, sizeof(pat), " %s", last);
+		snprintf(pat, sizeof(pat), " %s", word);
 		const char *at = ok ? strstr(t, pat) : NULL;
-		if (at) {
-			/* earlier in the title and shorter titles first; explainers and guides over the rest */
-			double score = 10.0 - (double)(at - t) / 20.0 - (double)tlen / 200.0 + doc->priority;
-			if (strcmp(doc->type, "page") == 0)
-				score -= 2;
-			if (npages < max)
-				pages[npages++] = (atlas_suggestion){ d, NULL, score };
-			else {
-				qsort(pages, (size_t)npages, sizeof(*pages), cmp_sugg);
-				if (score > pages[npages - 1].score)
-					pages[npages - 1] = (atlas_suggestion){ d, NULL, score };
+		if (!at)
+			continue;
+		/* earlier in the title and shorter titles first; explainers and guides over the rest */
+		double score = 10.0 - (double)(at - t) / 20.0 - (double)strlen(t) / 200.0 + doc->priority;
+		if (strcmp(doc->type, "page") == 0)
+			score -= 2;
+		atlas_suggestion s = { .doc = d, .text = "", .pages = 0, .score = score };
+		if (npages < max) {
+			pages[npages++] = s;
+		} else {
+			qsort(pages, (size_t)npages, sizeof(*pages), cmp_sugg);
+			if (score > pages[npages - 1].score)
+				pages[npages - 1] = s;
+		}
+	}
+	qsort(pages, (size_t)npages, sizeof(*pages), cmp_sugg);
+	memcpy(out + *n, pages, (size_t)npages * sizeof(*pages));
+	*n += npages;
+	free(pages);
+	return npages;
+}
+
+/* Returns the pages a search for q finds holding all its words (0 when it fails). */
+static int pages_found(atlas_engine *e, const char *q)
+{
+	atlas_search_params p = { q, 1, 0, NULL, NULL, false, false };
+	atlas_results r;
+	atlas_error err = { 0, "" };
+	e->count_only = true;
+	int rc = atlas_search(&r, e, &p, &err);
+	e->count_only = false;
+	if (rc)
+		return 0;
+	int total = r.total_all;
+	atlas_results_free(&r);
+	return total;
+}
+
+/* Whether byte c is part of a word as typed: ASCII letters and digits, and any byte of a UTF-8
+ * sequence. */
+static bool word_byte(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
+}
+
+int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *prefix)
+{
+	if (max <= 0 || !prefix)
+		return 0;
+	if (max > ATLAS_SUGGEST_MAX)
+		max = ATLAS_SUGGEST_MAX;
+	/* the last word as typed: q[start..end), then what follows it (a closing quote, spaces) */
+	size_t qlen = strlen(prefix), end = qlen;
+	while (end > 0 && !word_byte((unsigned char)prefix[end - 1]))
+		end--;
+	size_t start = end;
+	while (start > 0 && word_byte((unsigned char)prefix[start - 1]))
+		start--;
+	if (start == end)
+		return 0;
+	size_t tail = qlen; /* what follows the word, up to the spaces at the end */
+	while (tail > end && prefix[tail - 1] == ' ')
+		tail--;
+	bool typing = end == qlen || prefix[qlen - 1] != ' '; /* no space after it: still typing */
+	strbuf before = STRBUF_INIT, lastw = STRBUF_INIT, raw = STRBUF_INIT;
+	strbuf_append(&raw, prefix, start);
+	engine_normalize(e, &before, strbuf_str(&raw), false);
+	strbuf_free(&raw);
+	strbuf_append(&raw, prefix + start, end - start);
+	engine_normalize(e, &lastw, strbuf_str(&raw), false);
+	strbuf_free(&raw);
+	/* a word the analyzer splits ("k8s.io" is one run here) is completed from its last part */
+	const char *last = strbuf_str(&lastw);
+	const char *sp = strrchr(last, ' ');
+	last = sp ? sp + 1 : last;
+	int n = 0;
+	int nlast = (int)strlen(last);
+	if (nlast == 0 || before.oom || lastw.oom) {
+		strbuf_free(&before);
+		strbuf_free(&lastw);
+		return 0;
+	}
+	/* no word before the last, and nothing after it: a completion is a single word */
+	bool one_word = before.len == 0 && tail == end;
+	/* completions counted (a search each): enough for the half of the list they usually fill */
+	int cap = (max + 1) / 2 + SUGGEST_EXTRA;
+	completion *c = malloc((size_t)cap * sizeof(*c));
+	atlas_suggestion *q = malloc((size_t)cap * sizeof(*q));
+	char (*stems)[VOCAB_MAX_LEN + 24] = malloc((size_t)cap * sizeof(*stems)); /* of q's words */
+	int nq = 0;
+	const char *fix_word = last;
+	if (c && q && stems) {
+		int nc = collect(e, last, nlast, typing, false, c, cap);
+		bool fuzzy = false;
+		double best_fix = -1;
+		for (int pass = 0; pass < 2 && nq < max; pass++) {
+			if (pass == 1) {
+				/* nothing (or too little) starts with what was typed: a typo */
+				if (nq > 0)
+					break;
+				nc = collect(e, last, nlast, typing, true, c, cap);
+				fuzzy = true;
+			}
+			for (int k = 0; k < nc && nq < cap; k++) {
+				/* one form of a word: the others find the same pages (hash, hashes) */
+				int ls = atlas_stem(e->analyzer, c[k].v->term, c[k].v->len, stems[nq],
+						    (int)sizeof(stems[nq]) - 1);
+				stems[nq][ls > 0 && ls < (int)sizeof(stems[nq]) ? ls : 0] = '\0';
+				bool same_stem = false;
+				for (int j = 0; j < nq && !same_stem; j++)
+					same_stem = strcmp(stems[j], stems[nq]) == 0;
+				if (same_stem)
+					continue;
+				/* the reader's text with the word replaced, what followed it kept */
+				atlas_suggestion s = { .doc = -1, .text = "", .pages = 0, .score = 0 };
+				int w = snprintf(s.text, sizeof(s.text), "%.*s%s%.*s", (int)start, prefix,
+						 c[k].v->term, (int)(tail - end), prefix + end);
+				if (w < 0 || (size_t)w >= sizeof(s.text))
+					continue;
+				atlas_utf8_clean(s.text, (size_t)w); /* shown, and sent as JSON */
+				/* counted as a finished word: a trailing space, so no prefix search */
+				char counted[ATLAS_SUGGEST_TEXT_MAX + 1];
+				snprintf(counted, sizeof(counted), "%s ", s.text);
+				/* one word alone: the pages holding it, known from the vocabulary */
+				s.pages = one_word ? c[k].v->df : pages_found(e, counted);
+				if (s.pages == 0)
+					continue;
+				bool dup = false;
+				for (int j = 0; j < nq && !dup; j++)
+					dup = strcmp(q[j].text, s.text) == 0;
+				if (dup)
+					continue;
+				/* more pages first; among equals, the closer and the more frequent word */
+				s.score = (double)s.pages - (double)c[k].edits * 1e-3 +
+					  (double)c[k].v->df * 1e-9;
+				q[nq++] = s;
+				/* titles are then looked up by the best correction */
+				if (fuzzy && s.score > best_fix) {
+					best_fix = s.score;
+					fix_word = c[k].v->term;
+				}
 			}
 		}
+		qsort(q, (size_t)nq, sizeof(*q), cmp_sugg);
 	}
-	if (pages) {
-		qsort(pages, (size_t)npages, sizeof(*pages), cmp_sugg);
-		int take = npages < (max + 1) / 2 + 2 ? npages : (max + 1) / 2 + 2;
-		if (take > max)
-			take = max;
-		memcpy(out, pages, (size_t)take * sizeof(*out));
-		n = take;
-		free(pages);
-	}
-	/* terms: the first vocabulary entry with the prefix */
-	lo = engine_vocab_from(e, last);
-	int first_term = n;
-	for (int i = lo; i < e->nvocab && i < lo + 20000; i++) {
-		const vocab_entry *v = &e->vocab[i];
-		if (strncmp(v->term, last, last_len) != 0)
-			break;
-		if (v->len < 3 || v->df < 2 || atlas_is_stopword(v->term, (size_t)v->len))
-			continue;
-		atlas_suggestion s = { -1, v->term, (double)v->df };
-		if (n < max) {
-			out[n++] = s;
-		} else {
-			int worst = first_term;
-			for (int k = first_term; k < n; k++)
-				if (out[k].score < out[worst].score)
-					worst = k;
-			if (worst < n && s.score > out[worst].score)
-				out[worst] = s;
-		}
-	}
-	qsort(out + first_term, (size_t)(n - first_term), sizeof(*out), cmp_sugg);
-	strbuf_free(&words);
+	/* the completed queries first (at most half when titles match too), then the titles */
+	int want_pages = max / 2 > 0 ? max / 2 : (nq == 0);
+	atlas_suggestion *pages = malloc((size_t)max * sizeof(*pages));
+	int npages = 0;
+	if (pages)
+		title_pages(e, strbuf_str(&before), fix_word, pages, max, &npages);
+	int take_q = nq < max - (npages < want_pages ? npages : want_pages) ? nq
+		     : max - (npages < want_pages ? npages : want_pages);
+	if (q)
+		memcpy(out, q, (size_t)take_q * sizeof(*out));
+	n = take_q;
+	for (int k = 0; k < npages && n < max; k++)
+		out[n++] = pages[k];
+	free(pages);
+	free(stems);
+	free(q);
+	free(c);
+	strbuf_free(&before);
+	strbuf_free(&lastw);
 	return n;
 }

@@ -416,13 +416,25 @@ static void answer_search(atlas_engine *e, const void *args, reply *rp, long *co
 	atlas_results_free(&r);
 }
 
-/* answer_fn of /api/suggest; args is the prefix. */
+/* What /api/suggest asks the engine. */
+typedef struct suggest_args {
+	const char *q;
+	int limit;
+} suggest_args;
+
+/* answer_fn of /api/suggest; args is a suggest_args. */
 static void answer_suggest(atlas_engine *e, const void *args, reply *rp, long *count)
 {
-	atlas_suggestion sugg[10];
-	int n = atlas_suggest(sugg, 10, e, args);
+	const suggest_args *a = args;
+	atlas_suggestion *sugg = malloc(ATLAS_SUGGEST_MAX * sizeof(*sugg));
+	if (!sugg) {
+		reply_json(rp, 500, NULL);
+		return;
+	}
+	int n = atlas_suggest(sugg, a->limit, e, a->q);
 	*count = n;
-	reply_json(rp, 200, atlas_json_suggest(e, args, sugg, n));
+	reply_json(rp, 200, atlas_json_suggest(e, a->q, sugg, n));
+	free(sugg);
 }
 
 /* answer_fn of /api/next; args is an atlas_next_params. */
@@ -452,11 +464,11 @@ static bool known_type(const char *type)
 	       strcmp(type, "topic") == 0 || strcmp(type, "page") == 0;
 }
 
-/* GET /api/search?q=&limit=&offset=&type=&topic= */
+/* GET /api/search?q=&limit=&offset=&type=&topic=&correct= */
 static void api_search(server *s, struct MHD_Connection *c, request *rq, reply *rp)
 {
 	char q[SERVE_QUERY_MAX + 1], type[16], topic[SERVE_QUERY_MAX + 1];
-	atlas_search_params p = { q, 10, 0, NULL, NULL, false };
+	atlas_search_params p = { q, 10, 0, NULL, NULL, false, false };
 	if (arg_text(c, "q", q, sizeof(q))) {
 		reply_error(rp, 400, TOO_LONG, "q is longer than %d bytes", SERVE_QUERY_MAX);
 		return;
@@ -477,10 +489,18 @@ static void api_search(server *s, struct MHD_Connection *c, request *rq, reply *
 		reply_error(rp, 400, BAD, "topic is longer than %d bytes", SERVE_QUERY_MAX);
 		return;
 	}
+	char correct[8];
+	if (arg_text(c, "correct", correct, sizeof(correct)) ||
+	    (correct[0] && strcmp(correct, "true") && strcmp(correct, "false"))) {
+		reply_error(rp, 400, BAD, "correct must be true or false");
+		return;
+	}
+	p.no_correct = strcmp(correct, "false") == 0;
 	p.type = type[0] ? type : NULL;
 	p.topic = topic[0] ? topic : NULL;
 	strbuf norm = STRBUF_INIT;
-	strbuf_printf(&norm, "/api/search?limit=%d&offset=%d&q=", p.limit, p.offset);
+	strbuf_printf(&norm, "/api/search?correct=%s&limit=%d&offset=%d&q=",
+		      p.no_correct ? "false" : "true", p.limit, p.offset);
 	put_pct(&norm, q);
 	strbuf_puts(&norm, "&topic=");
 	put_pct(&norm, topic);
@@ -490,18 +510,23 @@ static void api_search(server *s, struct MHD_Connection *c, request *rq, reply *
 	strbuf_free(&norm);
 }
 
-/* GET /api/suggest?q= */
+/* GET /api/suggest?q=&limit= */
 static void api_suggest(server *s, struct MHD_Connection *c, request *rq, reply *rp)
 {
 	char q[SERVE_QUERY_MAX + 1];
+	suggest_args a = { q, 10 };
 	if (arg_text(c, "q", q, sizeof(q))) {
 		reply_error(rp, 400, TOO_LONG, "q is longer than %d bytes", SERVE_QUERY_MAX);
 		return;
 	}
+	if (arg_int(c, "limit", 1, ATLAS_SUGGEST_MAX, &a.limit)) {
+		reply_error(rp, 400, BAD, "limit must be a number from 1 to %d", ATLAS_SUGGEST_MAX);
+		return;
+	}
 	strbuf norm = STRBUF_INIT;
-	strbuf_puts(&norm, "/api/suggest?q=");
+	strbuf_printf(&norm, "/api/suggest?limit=%d&q=", a.limit);
 	put_pct(&norm, q);
-	api_answer(s, c, rq, rp, &norm, answer_suggest, q);
+	api_answer(s, c, rq, rp, &norm, answer_suggest, &a);
 	strbuf_free(&norm);
 }
 

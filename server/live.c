@@ -122,7 +122,7 @@ static int validate(atlas_engine **out, const char *path, atlas_error *err)
 				     path);
 		goto close_engine;
 	}
-	atlas_search_params p = { atlas_engine_doc(e, 0)->title, 1, 0, NULL, NULL, false };
+	atlas_search_params p = { atlas_engine_doc(e, 0)->title, 1, 0, NULL, NULL, false, false };
 	atlas_results r;
 	rc = atlas_search(&r, e, &p, err);
 	if (rc)

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Runs the search page in a real browser: search_page.mjs drives Debian's headless Chromium
-with playwright-core against an atlas-serve of the real index.
+"""Runs the search page and the embeddable widget in a real browser: widget.mjs drives Debian's
+headless Chromium with playwright-core against an atlas-serve of the real index and a fixture site
+beside it (another origin) that embeds the widget.
 
     run.py --package-dir tests/browser --work-dir BUILD/tests/browser/npm \
            --serve BUILD/server/atlas-serve --index BUILD/tests/atlas.db \
@@ -10,9 +11,11 @@ Setup: package.json and package-lock.json of --package-dir are copied to --work-
 there with `npm ci` (the npm cache kept beside it, under the build directory); the install is
 skipped when the lock file and the node version are those of the last install. Playwright's own
 browser download is never used: the browser is --chromium (Debian's package `chromium`).
-Then atlas-serve is started on a free loopback port (127.0.0.1, --port 0, the port read from its
-first line on stdout), node runs search_page.mjs, and the server is always stopped. The
-screenshots go to --out-dir. A missing node, npm or Chromium is a failure, not a skip.
+Then the fixture site (site/: static pages with both components, the atlas-serve address filled
+in, served with a strict CSP) is served on a free loopback port, atlas-serve is started on
+another (127.0.0.1, --port 0, the port read from its first line on stdout; --cors for the site's
+origin), node runs widget.mjs, and both servers are always stopped. The screenshots go to
+--out-dir. A missing node, npm or Chromium is a failure, not a skip.
 """
 import argparse
 import hashlib
@@ -22,12 +25,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from serverlib import Server  # noqa: E402
 
 START_TIMEOUT = 15
-NODE_TIMEOUT = 150
+NODE_TIMEOUT = 270
 
 
 def npm_ci(package_dir, work, node, npm):
@@ -42,7 +47,8 @@ def npm_ci(package_dir, work, node, npm):
         shutil.copyfile(src, os.path.join(work, name))
     stamp_path = os.path.join(work, ".installed")
     stamp = digest.hexdigest()
-    installed = os.path.isfile(os.path.join(work, "node_modules", "playwright-core", "package.json"))
+    installed = all(os.path.isfile(os.path.join(work, "node_modules", name, "package.json"))
+                    for name in ("playwright-core", "axe-core"))
     if installed and os.path.isfile(stamp_path):
         with open(stamp_path) as f:
             if f.read() == stamp:
@@ -62,13 +68,53 @@ def npm_ci(package_dir, work, node, npm):
     return None
 
 
+SITE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "site")
+
+
+def site_server(atlas):
+    """Starts the fixture site on a free loopback port: "/" is site/index.html, any other path
+    site/article.html (a page of the site, its path its own), with {{ATLAS}} replaced by
+    atlas["url"] (set once atlas-serve listens) and a CSP that allows scripts, styles and
+    requests from that origin only. Returns the server, serving in a daemon thread."""
+    sources = {}
+    for name in ("index.html", "article.html"):
+        with open(os.path.join(SITE_DIR, name), encoding="utf-8") as f:
+            sources[name] = f.read()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the name http.server calls
+            path = self.path.split("?")[0]
+            if path == "/favicon.ico":
+                self.send_response(404)
+                self.end_headers()
+                return
+            url = atlas["url"]
+            body = sources["index.html" if path == "/" else "article.html"].replace("{{ATLAS}}", url).encode()
+            csp = (f"default-src 'none'; script-src {url}; style-src {url}; connect-src {url}; "
+                   "img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Security-Policy", csp)
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
 def run_node(node, script, env):
     """Runs script in its own process group (so a hung browser dies with it). Returns its status."""
     proc = subprocess.Popen([node, script], env=env, start_new_session=True)
     try:
         return proc.wait(timeout=NODE_TIMEOUT)
     except subprocess.TimeoutExpired:
-        print(f"FAIL search_page.mjs did not finish in {NODE_TIMEOUT} s")
+        print(f"FAIL {os.path.basename(script)} did not finish in {NODE_TIMEOUT} s")
         return 1
     finally:
         if proc.poll() is None:
@@ -102,25 +148,34 @@ def main():
     out_dir = os.path.abspath(a.out_dir)
     os.makedirs(out_dir, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="atlas-browser-")
-    server = None
+    server = site = None
     try:
-        server = Server(os.path.abspath(a.index), tmp, serve=os.path.abspath(a.serve),
-                        start_timeout=START_TIMEOUT)
-        print(f"setup: {server.url}/ serves {a.index}", flush=True)
-        profile = os.path.join(tmp, "profile")  # a new, empty --user-data-dir
-        os.mkdir(profile)
+        # the site's origin is atlas-serve's --cors; atlas-serve's address goes into its pages
+        atlas = {"url": ""}
+        site = site_server(atlas)
+        site_origin = f"http://127.0.0.1:{site.server_address[1]}"
+        server = Server(os.path.abspath(a.index), tmp, "--cors", site_origin,
+                        serve=os.path.abspath(a.serve), start_timeout=START_TIMEOUT)
+        atlas["url"] = server.url
+        print(f"setup: {server.url}/ serves {a.index}; the fixture site is {site_origin}/", flush=True)
         env = dict(os.environ,
                    ATLAS_URL=server.url,
+                   ATLAS_SITE_URL=site_origin,
+                   ATLAS_SERVE=os.path.abspath(a.serve),
+                   ATLAS_INDEX=os.path.abspath(a.index),
                    ATLAS_CHROMIUM=a.chromium,
-                   ATLAS_PROFILE=profile,
+                   ATLAS_TMP=tmp,
                    ATLAS_NODE_MODULES=os.path.join(work, "node_modules"),
                    ATLAS_OUT_DIR=out_dir)
-        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "search_page.mjs")
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "widget.mjs")
         status = run_node(node, script, env)
     except Exception as e:  # noqa: BLE001 - reported as a failure
         print(f"FAIL {e}")
         status = 1
     finally:
+        if site is not None:
+            site.shutdown()
+            site.server_close()
         if server is not None:
             rc = server.stop()
             if rc not in (0, -signal.SIGTERM):

@@ -113,7 +113,7 @@ def serve_run(vg, work, index):
 
         paths = ['/api/search?q=consistent%20hashing', '/api/search?q=cache&type=guide&limit=2',
                  '/api/search?q=consistnt', '/api/suggest?q=cons',
-                 '/api/next?path=/consistent-hashing', '/healthz', '/metrics', '/', '/app.js',
+                 '/api/next?path=/consistent-hashing', '/healthz', '/metrics', '/', '/atlas.js',
                  '/nope', '/api/search?q=' + 'a' * 300, '/api/search?q=%00%ff%zz']
         for path in paths * 2:  # twice: the second time from the response cache
             status, _ = get(path)

@@ -12,6 +12,8 @@
  *            the engine's own range checks are fuzzed too (out of range must be ATLAS_EINVAL;
  *            the engine takes limit 0 as its default, where the server answers 400)
  *   type     one of explainer|guide|topic|page, anything else a 400; empty is no filter
+ *   correct  true or false (search), anything else a 400; empty is true
+ *   limit    of suggest: 1-20 (default 10), anything else a 400
  *   seen     split on ',' (empty items dropped), at most ATLAS_SEEN_MAX paths
  *
  * Without a route prefix the input is sent to all three endpoints. The limits above are those of
@@ -203,8 +205,14 @@ static void check_error_body(const uint8_t *data, size_t size, const char *code,
 
 static void do_search(atlas_engine *e, const request *rq, const uint8_t *data, size_t size)
 {
-	static char q[QUERY_MAX + 1], topic[QUERY_MAX + 1], type[16];
-	atlas_search_params p = { q, 10, 0, NULL, NULL, false };
+	static char q[QUERY_MAX + 1], topic[QUERY_MAX + 1], type[16], correct[8];
+	atlas_search_params p = { q, 10, 0, NULL, NULL, false, false };
+	if (arg_text(rq, "correct", correct, sizeof(correct) - 1) ||
+	    (correct[0] && strcmp(correct, "true") && strcmp(correct, "false"))) {
+		outcome("search", "400 (correct is neither true nor false)");
+		return;
+	}
+	p.no_correct = strcmp(correct, "false") == 0;
 	if (arg_text(rq, "q", q, QUERY_MAX) || arg_number(rq, "limit", &p.limit) ||
 	    arg_number(rq, "offset", &p.offset) || arg_text(rq, "type", type, sizeof(type) - 1) ||
 	    (type[0] && strcmp(type, "explainer") && strcmp(type, "guide") && strcmp(type, "topic") &&
@@ -248,15 +256,20 @@ static void do_search(atlas_engine *e, const request *rq, const uint8_t *data, s
 static void do_suggest(atlas_engine *e, const request *rq, const uint8_t *data, size_t size)
 {
 	static char q[QUERY_MAX + 1];
-	if (arg_text(rq, "q", q, QUERY_MAX)) {
-		outcome("suggest", "400 (q too long)");
+	static atlas_suggestion s[ATLAS_SUGGEST_MAX];
+	int limit = 10;
+	if (arg_text(rq, "q", q, QUERY_MAX) || arg_number(rq, "limit", &limit) || limit < 1 ||
+	    limit > ATLAS_SUGGEST_MAX) {
+		outcome("suggest", "400 (q too long, or limit not 1-%d)", ATLAS_SUGGEST_MAX);
 		return;
 	}
-	atlas_suggestion s[10];
-	int n = atlas_suggest(s, 10, e, q);
+	int n = atlas_suggest(s, limit, e, q);
 	outcome("suggest", "200 %d suggestions", n);
-	if (n < 0 || n > 10)
-		fuzz_fail(data, size, "atlas_suggest returned %d for max 10", n);
+	if (n < 0 || n > limit)
+		fuzz_fail(data, size, "atlas_suggest returned %d for max %d", n, limit);
+	for (int i = 0; i < n; i++)
+		if (s[i].doc < 0 && (!s[i].text[0] || s[i].pages < 1))
+			fuzz_fail(data, size, "query suggestion %d is empty or finds no page", i);
 	check_json(data, size, "suggest", atlas_json_suggest(e, q, s, n), "suggest-json-invalid-utf8",
 		   "query/json.c atlas_json_suggest echoes the prefix as given");
 }

@@ -142,7 +142,7 @@ static void check_html(const uint8_t *data, size_t size, const char *what, const
 
 static void check_search(atlas_engine *e, const uint8_t *data, size_t size, const char *q)
 {
-	atlas_search_params p = { q, 10, 0, NULL, NULL, false };
+	atlas_search_params p = { q, 10, 0, NULL, NULL, false, false };
 	atlas_results r;
 	atlas_error err = { 0, "" };
 	int rc = atlas_search(&r, e, &p, &err);
@@ -206,7 +206,7 @@ static char *search_body(atlas_engine *e, const atlas_search_params *p, int *rc)
 
 static void check_same_through_fts5(const uint8_t *data, size_t size, const char *q)
 {
-	atlas_search_params p = { q, 10, 0, NULL, NULL, false };
+	atlas_search_params p = { q, 10, 0, NULL, NULL, false, false };
 	int rc_held = 0, rc_fts5 = 0;
 	char *held = search_body(fuzz_engine(), &p, &rc_held);
 	char *fts5 = search_body(fuzz_engine_fts5(), &p, &rc_fts5);
@@ -227,8 +227,8 @@ static void check_suggest(atlas_engine *e, const uint8_t *data, size_t size, con
 	if (n < 0 || n > 10)
 		fuzz_fail(data, size, "atlas_suggest returned %d for max 10", n);
 	for (int i = 0; i < n; i++) {
-		if (s[i].doc >= 0 ? !atlas_engine_doc(e, s[i].doc) : !s[i].term)
-			fuzz_fail(data, size, "suggestion %d names neither a document nor a term", i);
+		if (s[i].doc >= 0 ? !atlas_engine_doc(e, s[i].doc) : !s[i].text[0])
+			fuzz_fail(data, size, "suggestion %d names neither a document nor a query", i);
 	}
 	char *json = atlas_json_suggest(e, q, s, n);
 	if (json && fuzz_utf8_invalid_at(json, strlen(json)) >= 0)

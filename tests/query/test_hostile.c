@@ -18,7 +18,7 @@ static void run(atlas_engine *e, const char *label, const char *q, size_t n, int
 	char *copy = malloc(n + 1);
 	memcpy(copy, q, n);
 	copy[n] = '\0';
-	atlas_search_params p = { copy, 10, 0, NULL, NULL, false };
+	atlas_search_params p = { copy, 10, 0, NULL, NULL, false, false };
 	atlas_results r;
 	atlas_error err = { 0, "" };
 	int rc = atlas_search(&r, e, &p, &err);
@@ -170,7 +170,7 @@ static void check_utf8_random(void)
  * the backslash (as an entity in the snippet's HTML). */
 static void check_snippet_escapes(atlas_engine *e)
 {
-	atlas_search_params p = { "metadata keys matching such as", 10, 0, NULL, NULL, false };
+	atlas_search_params p = { "metadata keys matching such as", 10, 0, NULL, NULL, false, false };
 	atlas_results r;
 	atlas_error err = { 0, "" };
 	if (!CHECK(atlas_search(&r, e, &p, &err) == 0, "backslash snippet: %s", err.msg))
@@ -234,7 +234,7 @@ static void hostile_inputs(atlas_engine *e)
 	check_snippet_escapes(e);
 
 	/* parameters out of range are clear errors */
-	atlas_search_params bad = { "raft", 51, 0, NULL, NULL, false };
+	atlas_search_params bad = { "raft", 51, 0, NULL, NULL, false, false };
 	atlas_results r;
 	CHECK(atlas_search(&r, e, &bad, &err) == ATLAS_EINVAL, "limit 51 refused");
 	bad.limit = 10;

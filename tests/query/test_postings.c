@@ -40,10 +40,11 @@ static char *body(atlas_engine *e, const atlas_search_params *p, const char *lab
 static void compare(atlas_engine *held, atlas_engine *fts, const char *q)
 {
 	static const atlas_search_params variants[] = {
-	    {NULL, 10, 0, NULL, NULL, false},
-	    {NULL, 20, 5, NULL, NULL, false},
-	    {NULL, 10, 0, "explainer", NULL, true},
-	    {NULL, 5, 0, NULL, "systems", false},
+	    {NULL, 10, 0, NULL, NULL, false, false},
+	    {NULL, 20, 5, NULL, NULL, false, false},
+	    {NULL, 10, 0, "explainer", NULL, true, false},
+	    {NULL, 5, 0, NULL, "systems", false, false},
+	    {NULL, 10, 0, NULL, NULL, false, true},
 	};
 	for (size_t v = 0; v < sizeof(variants) / sizeof(*variants); v++) {
 		atlas_search_params p = variants[v];

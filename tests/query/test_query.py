@@ -114,8 +114,27 @@ def main():
     check("sections carry heading and anchor", all(s["anchor"] and s["heading"] for s in hit["sections"]), hit["sections"])
     check("snippet has a highlight", "<mark>" in hit["snippet"] or "<mark>" in json.dumps(hit["sections"]), hit["snippet"])
     r = q("--json", "--suggest", "consis")
-    check("suggest returns titles and terms", any(s["kind"] == "page" for s in r["suggestions"]) and
-          any(s["kind"] == "term" for s in r["suggestions"]), r["suggestions"])
+    check("suggest returns completed queries and titles", any(s["kind"] == "page" for s in r["suggestions"]) and
+          any(s["kind"] == "query" for s in r["suggestions"]), r["suggestions"])
+    r = q("--json", "--suggest", "consistent ha")
+    qs = [s for s in r["suggestions"] if s["kind"] == "query"]
+    check("suggest completes the whole query, the words before the last kept",
+          qs and all(s["text"].startswith("consistent ha") for s in qs) and
+          "consistent hash" in [s["text"] for s in qs][:2], qs)
+    check("suggest ranks completions by the pages they find",
+          [s["pages"] for s in qs] == sorted((s["pages"] for s in qs), reverse=True) and all(s["pages"] > 0 for s in qs), qs)
+    texts = [s["text"] for s in qs]
+    check("suggest keeps one form of a word", not ("consistent hash" in texts and "consistent hashes" in texts), texts)
+    r = q("--json", "--suggest", "kuberntes")
+    check("suggest tolerates a typo in the last word",
+          any(s["kind"] == "query" and s["text"] == "kubernetes" for s in r["suggestions"]), r["suggestions"])
+    r = q("--json", "--suggest", "raft concensus")
+    check("suggest corrects the last word after others kept",
+          any(s["kind"] == "query" and s["text"] == "raft consensus" for s in r["suggestions"]), r["suggestions"])
+    r = q("--json", "--limit", "3", "--suggest", "c")
+    check("suggest honours the limit", len(r["suggestions"]) == 3, r["suggestions"])
+    r = q("--json", "--suggest", "zzzqqqxx")
+    check("suggest: nothing for a word nothing is near", r["suggestions"] == [], r["suggestions"])
     r = q("--json", "--next", "/jax-sharding")
     check("next: five suggestions with reasons", len(r["suggestions"]) == 5 and all(s["reasons"] for s in r["suggestions"]), r)
     check("next: excludes the page itself", "/jax-sharding" not in [s["path"] for s in r["suggestions"]])

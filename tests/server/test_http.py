@@ -128,6 +128,17 @@ def test_cli_equality(srv, index):
     status, _, body = srv.request('/api/suggest?' + q({'q': 'consis'}))
     check(status == 200 and body == cli(index, '--suggest', 'consis'),
           '/api/suggest equals atlas-query --suggest')
+    status, _, body = srv.request('/api/suggest?' + q({'q': 'consistent ha', 'limit': '3'}))
+    check(status == 200 and body == cli(index, '--limit', '3', '--suggest', 'consistent ha'),
+          '/api/suggest with a limit equals atlas-query --limit --suggest')
+    # correct=false: the words as typed, no did_you_mean
+    _, _, fixed = srv.get_json('/api/search?' + q({'q': 'raft concensus'}))
+    _, _, typed = srv.get_json('/api/search?' + q({'q': 'raft concensus', 'correct': 'false'}))
+    check(fixed['did_you_mean'] == 'raft consensus' and typed['did_you_mean'] is None and
+          fixed['results'] and typed['results'] and
+          fixed['results'][0]['score'] != typed['results'][0]['score'],
+          'correct=false searches for the words as typed: %r / %r'
+          % (fixed['did_you_mean'], typed['did_you_mean']))
     for params, args in [({'path': '/consistent-hashing'}, ['--next', '/consistent-hashing']),
                          ({'path': '/consistent-hashing', 'seen': '/,/library'},
                           ['--next', '/consistent-hashing', '--seen', '/,/library'])]:
@@ -194,6 +205,12 @@ def test_errors(srv):
                 valid = False
             check(status == 200 and valid, '%s%s: status %d, JSON %s' % (route, raw, status, valid))
     expect_error(srv, '/api/suggest?q=' + 'a' * 257, 400, 'query_too_long')
+    for bad in ['limit=0', 'limit=21', 'limit=x']:
+        expect_error(srv, '/api/suggest?q=cache&' + bad, 400, 'bad_parameter')
+    for bad in ['correct=maybe', 'correct=0', 'correct=FALSE']:
+        expect_error(srv, '/api/search?q=cache&' + bad, 400, 'bad_parameter')
+    for good in ['correct=true', 'correct=false', 'correct=']:
+        check(srv.request('/api/search?q=cache&' + good)[0] == 200, '%s is accepted' % good)
     expect_error(srv, '/api/next', 400, 'bad_parameter')
     expect_error(srv, '/api/next?path=', 400, 'bad_parameter')
     expect_error(srv, '/api/next?path=/no-such-page', 404, 'not_found')
@@ -339,19 +356,22 @@ def test_health_metrics_page(srv, index):
     check(h.get('x-content-type-options') == 'nosniff', '/: nosniff')
     check(re.search(r'<script(?![^>]*\bsrc=)', page) is None, '/: no inline script')
     check(re.search(r'<style|\sstyle=|\son[a-z]+=', page) is None, '/: no inline style, handlers')
-    check('<label for="q"' in page and 'id="q"' in page, '/: a labelled search box')
-    check('aria-live' in page, '/: an aria-live region')
-    check('src="/app.js"' in page and 'href="/style.css"' in page, '/: app.js and style.css')
-    status, h, body = srv.request('/app.js')
+    check('data-atlas-search="page"' in page and '<h1' in page, '/: the search widget, under a heading')
+    check('type="module" src="/atlas.js"' in page and 'href="/atlas.css"' in page, '/: atlas.js and atlas.css')
+    status, h, body = srv.request('/atlas.js')
     check(status == 200 and h.get('content-type') == 'text/javascript; charset=utf-8',
-          '/app.js: JavaScript')
+          '/atlas.js: JavaScript')
     js = body.decode()
-    check('/api/search' in js and '/api/next' in js, '/app.js: the page script')
+    check("'api/search'" in js and "'api/next'" in js and "'api/suggest'" in js and 'import.meta.url' in js,
+          '/atlas.js: the widget, its API base from where it was loaded')
+    check('innerHTML' not in js and 'insertAdjacentHTML' not in js and 'eval(' not in js,
+          '/atlas.js: server strings are inserted as text')
     etag = h.get('etag')
-    check(etag and srv.request('/app.js', headers={'If-None-Match': etag})[0] == 304,
-          '/app.js: 304 on its ETag')
-    status, h, _ = srv.request('/style.css')
-    check(status == 200 and h.get('content-type') == 'text/css; charset=utf-8', '/style.css: CSS')
+    check(etag and srv.request('/atlas.js', headers={'If-None-Match': etag})[0] == 304,
+          '/atlas.js: 304 on its ETag')
+    for css in ['/atlas.css', '/page.css']:
+        status, h, _ = srv.request(css)
+        check(status == 200 and h.get('content-type') == 'text/css; charset=utf-8', '%s: CSS' % css)
 
     # the access log: one line per request (flushed within a second); a unique path marks the end
     srv.request('/api/search?q=access%20log%20probe')

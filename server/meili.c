@@ -596,6 +596,12 @@ static void put_unhtml(strbuf *sb, const char *html, const char *pre, const char
 	} ents[] = { { "&amp;", "&" }, { "&lt;", "<" },   { "&gt;", ">" },   { "&quot;", "\"" },
 		     { "&#39;", "'" }, { "&#x27;", "'" }, { "&#92;", "\\" }, { "&#x5c;", "\\" } };
 	for (const char *p = html; *p;) {
+		size_t plain = strcspn(p, "<&");
+		if (plain) {
+			strbuf_append(sb, p, plain);
+			p += plain;
+			continue;
+		}
 		if (strncmp(p, "<mark>", 6) == 0) {
 			if (pre)
 				strbuf_puts(sb, pre);
@@ -711,6 +717,11 @@ static void add_attribute(cJSON *o, int i, const atlas_engine *e, const atlas_hi
 	case 10: html = h->snippet ? h->snippet : ""; break;
 	}
 	(void)e;
+	if (!html && !(formatted && qr->crop[i])) {
+		/* the index's text is valid UTF-8 already */
+		cJSON_AddStringToObject(o, name, plain ? plain : "");
+		return;
+	}
 	if (html) {
 		put_unhtml(&sb, html, formatted && qr->highlight[i] ? qr->pre : NULL,
 			   formatted && qr->highlight[i] ? qr->post : NULL);
@@ -723,11 +734,10 @@ static void add_attribute(cJSON *o, int i, const atlas_engine *e, const atlas_hi
 		strbuf_free(&sb);
 		sb = c;
 	}
-	char *text = strbuf_str(&sb)[0] ? strdup(strbuf_str(&sb)) : strdup("");
-	if (text)
-		atlas_utf8_clean(text, strlen(text));
-	cJSON_AddStringToObject(o, name, text ? text : "");
-	free(text);
+	/* a crop marker is the client's text: made valid UTF-8 */
+	if (formatted && qr->crop[i] && sb.buf)
+		atlas_utf8_clean(sb.buf, sb.len);
+	cJSON_AddStringToObject(o, name, strbuf_str(&sb));
 	strbuf_free(&sb);
 }
 

@@ -45,6 +45,12 @@ static void json_install_hooks(void)
 	cJSON_InitHooks(&hooks);
 }
 
+void atlas_json_use_arena(atlas_arena *a)
+{
+	pthread_once(&json_hooks_once, json_install_hooks);
+	json_arena = a;
+}
+
 /* Starts a response's tree in arena a: returns its root object (NULL when out of memory). */
 static cJSON *begin(atlas_arena *a)
 {

@@ -12,6 +12,8 @@
 #include <cjson/cJSON.h>
 
 #include "api.h"
+#include "arena.h"
+#include "json.h"
 #include "utf8.h"
 
 #define MEILI_LINK "https://docs.meilisearch.com/errors#"
@@ -61,11 +63,15 @@ static cJSON *error_object(const meili_error *me)
 	return o;
 }
 
-/* Makes rp the JSON of o (taken over, freed) with status. */
+/* The arena this thread's trees are built in while meili_answer runs (see atlas_json_use_arena). */
+static _Thread_local atlas_arena *tree_arena;
+
+/* Makes rp the JSON of o (a tree in tree_arena, freed with it) with status. */
 static void reply_tree(reply *rp, int status, cJSON *o)
 {
-	char *text = o ? cJSON_PrintUnformatted(o) : NULL;
-	cJSON_Delete(o);
+	atlas_json_use_arena(NULL); /* the text on the heap */
+	char *text = o ? cJSON_PrintBuffered(o, 16384, 0) : NULL;
+	atlas_json_use_arena(tree_arena);
 	reply_json(rp, status, text);
 }
 
@@ -975,7 +981,22 @@ static const char *built_at(server *s, char *buf, size_t cap)
 	return buf;
 }
 
+static void answer(server *s, struct MHD_Connection *c, request *rq, const char *method, reply *rp);
+
+/* Answers rq with every cJSON tree of the answer in one arena, freed at the end. */
 void meili_answer(server *s, struct MHD_Connection *c, request *rq, const char *method, reply *rp)
+{
+	atlas_arena a = ATLAS_ARENA_INIT(32 * 1024);
+	tree_arena = &a;
+	atlas_json_use_arena(&a);
+	answer(s, c, rq, method, rp);
+	atlas_json_use_arena(NULL);
+	tree_arena = NULL;
+	atlas_arena_free(&a);
+}
+
+/* Answers one request of the subset into rp. */
+static void answer(server *s, struct MHD_Connection *c, request *rq, const char *method, reply *rp)
 {
 	meili_error me;
 	memset(&me, 0, sizeof(me));

@@ -21,6 +21,7 @@
 #define MEILI_QUERIES_MAX 16      /* queries in one /multi-search */
 #define FILTER_NODES_MAX 64       /* terms and operators in one filter */
 #define FILTER_VALUE_MAX 256
+#define FILTER_DEPTH_MAX 16       /* parentheses within parentheses */
 #define CROP_DEFAULT 10           /* words, Meilisearch's default cropLength */
 
 /* An error in Meilisearch's shape: {"message", "code", "type", "link"}. */
@@ -104,6 +105,7 @@ typedef struct lexer {
 	const char *s, *start;
 	filter *f;
 	meili_error *me;
+	int depth;                   /* parentheses open */
 } lexer;
 
 static void skip_space(lexer *lx)
@@ -176,8 +178,12 @@ static int parse_condition(lexer *lx)
 {
 	skip_space(lx);
 	if (*lx->s == '(') {
+		if (++lx->depth > FILTER_DEPTH_MAX)
+			return fail(lx->me, 400, "invalid_search_filter",
+				    "the filter nests parentheses more than %d deep", FILTER_DEPTH_MAX);
 		lx->s++;
 		int x = parse_or(lx);
+		lx->depth--;
 		skip_space(lx);
 		if (x < 0)
 			return -1;
@@ -290,7 +296,7 @@ static int parse_or(lexer *lx)
 /* Parses the filter string s into f. Returns the root node, or -1 with the error set. */
 static int parse_filter_string(filter *f, const char *s, meili_error *me)
 {
-	lexer lx = { s, s, f, me };
+	lexer lx = { s, s, f, me, 0 };
 	skip_space(&lx);
 	if (!*lx.s)
 		return new_node(f, me, F_TRUE, -1, -1);

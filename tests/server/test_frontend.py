@@ -266,9 +266,16 @@ def test_meili(srv):
     check(status == 200 and data2['hits'] == data['hits'], 'meili: the same filter as a string')
     status, _, data = post(srv, '/indexes/pages/search', {'q': 'cache', 'limit': 50, 'filter': 'NOT type = explainer'})
     check(status == 200 and data['hits'] and all(h['type'] != 'explainer' for h in data['hits']), 'meili: NOT')
-    for bad in ['lastmod > 2020', 'type = guide AND', 'type = "guide', '(type = guide', 'type guide', 'title = x']:
+    for bad in ['lastmod > 2020', 'type = guide AND', 'type = "guide', '(type = guide', 'type guide', 'title = x',
+                '(' * 30000, '(' * 17 + 'type = guide' + ')' * 17, 'NOT ' * 100 + 'type = guide',
+                ' OR '.join(['type = guide'] * 40)]:
         status, _, data = post(srv, '/indexes/pages/search', {'q': 'cache', 'filter': bad})
         check(meili_error(data, 'invalid_search_filter', status, 400), 'meili filter %r: 400 invalid_search_filter' % bad)
+    status, _, data = post(srv, '/indexes/pages/search',
+                           {'q': 'cache', 'filter': '(' * 16 + 'type = guide' + ')' * 16})
+    check(status == 200, 'meili: parentheses 16 deep')
+    status, _, data = post(srv, '/indexes/pages/search', {'q': 'cache', 'filter': [[[['type = guide']]]]})
+    check(meili_error(data, 'invalid_search_filter', status, 400), 'meili: arrays three deep are a 400')
     status, _, data = post(srv, '/indexes/pages/search', {'q': 'cache', 'bogus': 1})
     check(meili_error(data, 'bad_request', status, 400) and 'bogus' in data['message'], 'meili: unknown field')
     status, _, data = post(srv, '/indexes/pages/search', None, raw=b'{')

@@ -76,6 +76,8 @@ static void batch_item(server *s, const cJSON *item, reply *rp, long *count)
 	}
 }
 
+/* Answers POST /api/batch into rp: one array of {status, body}, or a 400/413 for the whole body.
+ * Never fails (out of memory is a 500). */
 void api_batch(server *s, request *rq, reply *rp)
 {
 	if (rq->body_too_large) {

@@ -42,6 +42,7 @@ static int quality(const char *p, size_t n)
 	return 1000;
 }
 
+/* See encode.h. Never fails. */
 int encode_choose(const char *h)
 {
 	if (!h)
@@ -75,6 +76,7 @@ int encode_choose(const char *h)
 	return ENC_IDENTITY;
 }
 
+/* See encode.h. */
 const char *encode_name(int enc)
 {
 	return enc == ENC_GZIP ? "gzip" : enc == ENC_BR ? "br" : NULL;
@@ -130,6 +132,7 @@ static int br_body(const char *in, size_t n, char **out, size_t *outlen)
 	return 0;
 }
 
+/* See encode.h. Returns 0, ATLAS_ENOMEM or ATLAS_EINVAL. */
 int encode_body(int enc, const char *in, size_t n, char **out, size_t *outlen)
 {
 	*out = NULL;

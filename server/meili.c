@@ -76,6 +76,7 @@ static void reply_tree(reply *rp, int status, cJSON *o)
 	reply_json(rp, status, text);
 }
 
+/* Makes rp the error me in Meilisearch's shape. */
 static void reply_meili_error(reply *rp, const meili_error *me)
 {
 	reply_tree(rp, me->status, error_object(me));
@@ -108,6 +109,7 @@ typedef struct lexer {
 	int depth;                   /* parentheses open */
 } lexer;
 
+/* Moves lx past white space. */
 static void skip_space(lexer *lx)
 {
 	while (*lx->s == ' ' || *lx->s == '\t' || *lx->s == '\n' || *lx->s == '\r')
@@ -833,8 +835,8 @@ static cJSON *run_query(server *s, query *qr, meili_error *me, long *count)
 ** Routes.
 */
 
-/* Returns whether path (after the host) is /indexes/{uid}, /indexes/{uid}/..., or one of the
- * other routes, with *rest set past "/indexes/" (NULL for the others). */
+/* Returns whether url (origin or absolute form) is one of the subset's paths: /indexes and what is
+ * below it, /multi-search, /health, /version, /keys, /stats, /tasks. Never fails. */
 bool meili_route(const server *s, const char *url)
 {
 	if (strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0) {
@@ -989,7 +991,8 @@ static const char *built_at(server *s, char *buf, size_t cap)
 
 static void answer(server *s, struct MHD_Connection *c, request *rq, const char *method, reply *rp);
 
-/* Answers rq with every cJSON tree of the answer in one arena, freed at the end. */
+/* Answers rq (see api.h), with every cJSON tree of the answer in one arena, freed at the end.
+ * Never fails: errors are replies in Meilisearch's shape. */
 void meili_answer(server *s, struct MHD_Connection *c, request *rq, const char *method, reply *rp)
 {
 	atlas_arena a = ATLAS_ARENA_INIT(32 * 1024);

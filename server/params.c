@@ -59,6 +59,7 @@ static enum MHD_Result collect(void *cls, enum MHD_ValueKind kind, const char *k
 	return MHD_YES;
 }
 
+/* See params.h. */
 void params_from_connection(params *ps, struct MHD_Connection *c)
 {
 	ps->n = 0;
@@ -91,6 +92,7 @@ static int add_json_value(params *ps, const char *key, const cJSON *v, param_err
 	return 0;
 }
 
+/* See params.h. */
 int params_from_json(params *ps, const void *object, param_error *pe)
 {
 	const cJSON *o = object, *it;
@@ -114,6 +116,7 @@ int params_from_json(params *ps, const void *object, param_error *pe)
 	return 0;
 }
 
+/* See params.h. Returns 0 or -1 with *pe set. */
 int params_check(const params *ps, const char *route, const char *const *names, param_error *pe)
 {
 	if (ps->too_many)
@@ -194,6 +197,7 @@ static int int_of(const params *ps, const char *key, int lo, int hi, int *out, b
 	return 0;
 }
 
+/* qsort order of strings (const char *), by bytes. */
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -268,6 +272,7 @@ static int parse_topics(search_request *sr, const params *ps, param_error *pe)
 	return 0;
 }
 
+/* See params.h. Returns 0 or -1 with *pe set. */
 int search_request_parse(search_request *sr, const params *ps, param_error *pe)
 {
 	memset(sr, 0, sizeof(*sr));
@@ -322,11 +327,13 @@ int search_request_parse(search_request *sr, const params *ps, param_error *pe)
 	return 0;
 }
 
+/* Frees what search_request_parse allocated. Never fails. */
 void search_request_free(search_request *sr)
 {
 	strbuf_free(&sr->norm);
 }
 
+/* See params.h. Returns 0 or -1 with *pe set. */
 int next_request_parse(next_request *nr, const params *ps, param_error *pe)
 {
 	memset(nr, 0, sizeof(*nr));
@@ -359,11 +366,13 @@ int next_request_parse(next_request *nr, const params *ps, param_error *pe)
 	return 0;
 }
 
+/* Frees what next_request_parse allocated. Never fails. */
 void next_request_free(next_request *nr)
 {
 	strbuf_free(&nr->norm);
 }
 
+/* See params.h. Never fails. */
 const char *resolve_path(const atlas_engine *e, const char *in, char *buf, size_t cap)
 {
 	if (atlas_engine_find(e, in) >= 0 || cap < 3)

@@ -152,7 +152,7 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 	if (sqlite3_prepare_v2(e->db,
 			       "SELECT id, path, (SELECT value FROM meta WHERE key = 'site_url') || path, title,"
 			       " type, description, topics, priority,"
-			       " first_section, last_section, keywords FROM docs ORDER BY id",
+			       " first_section, last_section, keywords, lastmod, image FROM docs ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return atlas_error_set(err, ATLAS_ESQL, "read documents: %s", sqlite3_errmsg(e->db));
 	int cap = 0;
@@ -173,6 +173,8 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		d->title = dup_col(e, st, 3);
 		d->type = dup_col(e, st, 4);
 		d->description = dup_col(e, st, 5);
+		d->lastmod = dup_col(e, st, 11);
+		d->image = dup_col(e, st, 12);
 		d->priority = sqlite3_column_double(st, 7);
 		d->first_section = sqlite3_column_int(st, 8);
 		d->last_section = sqlite3_column_int(st, 9);
@@ -212,7 +214,7 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		for (int k = 0; d->type && k < ATLAS_TYPE_OTHER; k++)
 			if (strcmp(d->type, atlas_type_names[k]) == 0)
 				d->type_id = k;
-		if (!d->path || !d->url || !d->title || !d->type || !d->description || !topics_ok ||
+		if (!d->path || !d->url || !d->title || !d->type || !d->description || !d->lastmod || !d->image || !topics_ok ||
 		    !d->title_norm || !d->title_words || !d->keywords_norm || !d->path_norm ||
 		    !strmap_put(&e->path_index, d->path, strlen(d->path), e->ndocs, NULL))
 			goto oom;

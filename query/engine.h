@@ -19,6 +19,8 @@ typedef struct atlas_engine atlas_engine;
 /* Indexes up to this size are read into memory when opened (larger ones are read from the file). */
 #define ATLAS_ENGINE_MEMORY_MAX (512LL << 20)
 
+struct atlas_doc;
+
 typedef struct atlas_search_params {
 	const char *q;       /* the reader's text, any bytes (NUL-terminated) */
 	int limit;           /* 1..ATLAS_LIMIT_MAX */
@@ -29,6 +31,22 @@ typedef struct atlas_search_params {
 	bool no_correct;     /* search for the words as typed: no spelling correction (did_you_mean
 				stays NULL); synonyms, stems and the prefix still apply */
 } atlas_search_params;
+
+enum { ATLAS_SORT_RELEVANCE, ATLAS_SORT_LASTMOD };
+
+/* More filters and the order, for atlas_search_with; all optional (zeros: none, by relevance). A
+ * page passes when its type is the params' type or one of types, when it has the params' topic or
+ * one of topics (each matching itself and every topic below it), and when accept (a filter of the
+ * caller's, given accept_ctx, for any mix of types and topics) says yes. */
+typedef struct atlas_search_more {
+	const char *const *types;
+	int ntypes;
+	const char *const *topics;
+	int ntopics;
+	bool (*accept)(const struct atlas_doc *d, void *ctx);
+	void *accept_ctx;
+	int sort;            /* ATLAS_SORT_RELEVANCE or ATLAS_SORT_LASTMOD (newest first) */
+} atlas_search_more;
 
 /* The text of hits (headings, anchors, snippets, titles) is owned by their atlas_results. */
 typedef struct atlas_section_hit {
@@ -41,7 +59,7 @@ typedef struct atlas_hit {
 	int doc;             /* index into the engine's documents */
 	double score;
 	char *snippet;       /* HTML-escaped (strbuf_append_html), with <mark> highlights */
-	char *title_html;    /* title, HTML-escaped */
+	char *title_html;    /* title, HTML-escaped (strbuf_append_html), with <mark> highlights */
 	atlas_section_hit sections[3];
 	int nsections;
 	char *explain;       /* per-field BM25 and boosts, when asked for */
@@ -62,6 +80,7 @@ typedef struct atlas_results {
 	int total_all;       /* of the pages counted in total, those holding every content word
 				(of those retrieved, when total is an estimate); not serialized */
 	double took_ms;
+	int offset, limit;   /* the page of results asked for */
 	char *did_you_mean;  /* NULL when nothing was corrected */
 	atlas_hit *hits;
 	int nhits;
@@ -116,6 +135,7 @@ extern const char *const atlas_type_names[ATLAS_TYPE_OTHER];
 typedef struct atlas_doc {
 	int id;
 	char *path, *url, *title, *type, *description;
+	char *lastmod, *image; /* "" when the page has none */
 	char **topics;       /* topic paths */
 	int ntopics;
 	int *top_topics;     /* the pages of its distinct top-level topics (at most 8, in order) */
@@ -154,6 +174,11 @@ void atlas_engine_free(atlas_engine *e);
 /* Runs a search. On success fills *res (free with atlas_results_free) and returns 0; returns
  * ATLAS_EINVAL for bad parameters and ATLAS_ESQL for index failures, with err set. */
 int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params *p, atlas_error *err);
+/* atlas_search with the filters and order of more (NULL: none, as atlas_search). With more->accept
+ * the facets count the pages that pass every filter; without, each facet counts the pages that
+ * pass the other facet's filters. */
+int atlas_search_with(atlas_results *res, atlas_engine *e, const atlas_search_params *p,
+		      const atlas_search_more *more, atlas_error *err);
 void atlas_results_free(atlas_results *res);
 
 /* Typeahead for the text typed so far: up to max (1..ATLAS_SUGGEST_MAX) suggestions into out,

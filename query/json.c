@@ -6,6 +6,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,12 @@ static void json_install_hooks(void)
 {
 	cJSON_Hooks hooks = { json_alloc, json_dealloc };
 	cJSON_InitHooks(&hooks);
+}
+
+void atlas_json_use_arena(atlas_arena *a)
+{
+	pthread_once(&json_hooks_once, json_install_hooks);
+	json_arena = a;
 }
 
 /* Starts a response's tree in arena a: returns its root object (NULL when out of memory). */
@@ -207,9 +214,20 @@ static int put_num3(strbuf *sb, double x)
 /* Appends the string literal lit, its length known when compiled. */
 #define PUT(sb, lit) strbuf_append(sb, lit, sizeof(lit) - 1)
 
+/* Returns the title of topic (a taxonomy path such as "systems/caching"): its topic page's
+ * title (page "/t/" + path), or the path itself when it has no page. Owned by the engine. */
+static const char *topic_title(const atlas_engine *e, const char *topic)
+{
+	char path[1100];
+	int n = snprintf(path, sizeof(path), "/t/%s", topic);
+	int i = n > 0 && (size_t)n < sizeof(path) ? atlas_engine_find(e, path) : -1;
+	return i >= 0 ? atlas_engine_doc(e, i)->title : topic;
+}
+
 /* Appends the results of r as a JSON array: for each hit {"path", "url", "title", "type",
- * "score", "snippet", "topics", "sections": [{"heading", "anchor", "snippet"}], and "explain"
- * when asked for}. Returns 0, or -1 when out of memory (sb then holds part of it). */
+ * "title_highlighted", "description", "lastmod", "image", "score", "snippet", "topics",
+ * "topics_titled": [{"path", "title"}], "sections": [{"heading", "anchor", "snippet"}], and
+ * "explain" when asked for}. Returns 0, or -1 when out of memory (sb then holds part of it). */
 static int put_results(strbuf *sb, const atlas_engine *e, const atlas_results *r)
 {
 	int bad = strbuf_putc(sb, '[');
@@ -220,12 +238,23 @@ static int put_results(strbuf *sb, const atlas_engine *e, const atlas_results *r
 		      put_string(sb, d->path, d->json_plain) || PUT(sb, ",\"url\":") ||
 		      put_string(sb, d->url, d->json_plain) || PUT(sb, ",\"title\":") ||
 		      put_string(sb, d->title, d->json_plain) || PUT(sb, ",\"type\":") ||
-		      put_string(sb, d->type, d->json_plain) || PUT(sb, ",\"score\":") ||
+		      put_string(sb, d->type, d->json_plain) || PUT(sb, ",\"title_highlighted\":") ||
+		      put_html(sb, h->title_html ? h->title_html : "") || PUT(sb, ",\"description\":") ||
+		      put_string(sb, d->description, false) || PUT(sb, ",\"lastmod\":") ||
+		      put_string(sb, d->lastmod, false) || PUT(sb, ",\"image\":") ||
+		      put_string(sb, d->image, false) || PUT(sb, ",\"score\":") ||
 		      put_num3(sb, h->score) || PUT(sb, ",\"snippet\":") ||
 		      put_html(sb, h->snippet ? h->snippet : "") || PUT(sb, ",\"topics\":[");
 		for (int k = 0; !bad && k < d->ntopics; k++)
 			bad = (k && strbuf_putc(sb, ',')) ||
 			      put_string(sb, d->topics[k], d->json_plain);
+		bad = bad || PUT(sb, "],\"topics_titled\":[");
+		for (int k = 0; !bad && k < d->ntopics; k++) {
+			const char *title = topic_title(e, d->topics[k]);
+			bad = (k ? PUT(sb, ",{\"path\":") : PUT(sb, "{\"path\":")) ||
+			      put_string(sb, d->topics[k], d->json_plain) || PUT(sb, ",\"title\":") ||
+			      put_string(sb, title, false) || strbuf_putc(sb, '}');
+		}
 		bad = bad || PUT(sb, "],\"sections\":[");
 		for (int k = 0; !bad && k < h->nsections; k++) {
 			const atlas_section_hit *s = &h->sections[k];
@@ -257,8 +286,20 @@ static cJSON *doc_fields(cJSON *o, const atlas_doc *d)
 	return o;
 }
 
+/* Returns how many pages of r->limit results r->total makes, as far as a reader can page (an
+ * offset of at most ATLAS_OFFSET_MAX). */
+static int total_pages(const atlas_results *r)
+{
+	if (r->limit < 1)
+		return 0;
+	int pages = (r->total + r->limit - 1) / r->limit;
+	int reachable = ATLAS_OFFSET_MAX / r->limit + 1;
+	return pages < reachable ? pages : reachable;
+}
+
 char *atlas_json_search(const atlas_engine *e, const atlas_results *r)
 {
+	int limit = r->limit;
 	strbuf sb = STRBUF_INIT;
 	int bad = strbuf_reserve(&sb, 2048 + 1536 * (size_t)r->nhits) || PUT(&sb, "{\"query\":") ||
 		  put_string(&sb, r->query ? r->query : "", false) || PUT(&sb, ",\"total\":") ||
@@ -266,6 +307,9 @@ char *atlas_json_search(const atlas_engine *e, const atlas_results *r)
 		  (r->total_exact ? PUT(&sb, ",\"total_exact\":true")
 				  : PUT(&sb, ",\"total_exact\":false")) ||
 		  PUT(&sb, ",\"took_ms\":") || put_num3(&sb, r->took_ms) ||
+		  PUT(&sb, ",\"page\":") || put_num3(&sb, limit ? r->offset / limit + 1 : 1) ||
+		  PUT(&sb, ",\"hitsPerPage\":") || put_num3(&sb, limit) ||
+		  PUT(&sb, ",\"totalPages\":") || put_num3(&sb, total_pages(r)) ||
 		  PUT(&sb, ",\"did_you_mean\":") ||
 		  (r->did_you_mean ? put_string(&sb, r->did_you_mean, false) : PUT(&sb, "null")) ||
 		  PUT(&sb, ",\"results\":") || put_results(&sb, e, r) ||

@@ -879,6 +879,46 @@ static bool has_topic(const atlas_doc *d, const char *topic)
 	return false;
 }
 
+/* Whether the search filters by type (type or types). */
+static bool type_filtered(const atlas_search_params *p, const atlas_search_more *m)
+{
+	return p->type || m->ntypes > 0;
+}
+
+/* Whether the search filters by topic (topic or topics) or by the caller's accept. */
+static bool topic_filtered(const atlas_search_params *p, const atlas_search_more *m)
+{
+	return p->topic || m->ntopics > 0 || m->accept;
+}
+
+/* Whether page d passes the search's type filter: type, or any of types. */
+static bool type_passes(const atlas_search_params *p, const atlas_search_more *m, const atlas_doc *d)
+{
+	if (!type_filtered(p, m))
+		return true;
+	if (p->type && strcmp(d->type, p->type) == 0)
+		return true;
+	for (int k = 0; k < m->ntypes; k++)
+		if (strcmp(d->type, m->types[k]) == 0)
+			return true;
+	return false;
+}
+
+/* Whether page d passes the search's other filters: topic, any of topics, and accept. */
+static bool topic_passes(const atlas_search_params *p, const atlas_search_more *m, const atlas_doc *d)
+{
+	if (m->accept && !m->accept(d, m->accept_ctx))
+		return false;
+	if (!p->topic && m->ntopics == 0)
+		return true;
+	if (p->topic && has_topic(d, p->topic))
+		return true;
+	for (int k = 0; k < m->ntopics; k++)
+		if (has_topic(d, m->topics[k]))
+			return true;
+	return false;
+}
+
 static double type_weight(int type_id)
 {
 	static const double w[] = { [ATLAS_TYPE_EXPLAINER] = RANK_TYPE_EXPLAINER, [ATLAS_TYPE_GUIDE] = RANK_TYPE_GUIDE,
@@ -999,16 +1039,17 @@ static bool has_title_pat(const qterm *t, const char *norm, unsigned long long s
 
 /* Adds to found the pages touched from *from on that pass the search's type and topic filters, and
  * moves *from past them. Returns the new count. */
-static int count_matching(const atlas_engine *e, const atlas_search_params *p, int *from, int found)
+static int count_matching(const atlas_engine *e, const atlas_search_params *p, const atlas_search_more *m,
+			  int *from, int found)
 {
-	if (!p->type && !p->topic) {
+	if (!type_filtered(p, m) && !topic_filtered(p, m)) {
 		found += e->ntouched - *from;
 		*from = e->ntouched;
 		return found;
 	}
 	for (; *from < e->ntouched; (*from)++) {
 		const atlas_doc *doc = &e->docs[e->touched[*from]];
-		found += (!p->type || strcmp(doc->type, p->type) == 0) && (!p->topic || has_topic(doc, p->topic));
+		found += type_passes(p, m, doc) && topic_passes(p, m, doc);
 	}
 	return found;
 }
@@ -1201,6 +1242,16 @@ static int cmp_ranked(const void *a, const void *b, void *ctx)
 	if (x->score != y->score)
 		return x->score > y->score ? -1 : 1;
 	return strcmp(e->docs[x->doc].path, e->docs[y->doc].path);
+}
+
+/* Newest first (lastmod, YYYY-MM-DD, compares as text; pages without one last), then as
+ * cmp_ranked. */
+static int cmp_lastmod(const void *a, const void *b, void *ctx)
+{
+	const ranked *x = a, *y = b;
+	const atlas_engine *e = ctx;
+	int c = strcmp(e->docs[y->doc].lastmod, e->docs[x->doc].lastmod);
+	return c ? c : cmp_ranked(a, b, ctx);
 }
 
 /* Restores the heap order of h[0..n) (least first) from index i down. */
@@ -1565,6 +1616,43 @@ static bool section_row(atlas_engine *e, int sec, int need, section_text *out)
  * heading, RANK_SEC_REPEAT more for each of up to RANK_SEC_REPEATS repeats in the body), text read
  * and highlighted only for the best SECTION_KEEP. The hit's snippet is the first of those with a
  * match in its body; a hit that has none shows its description. */
+/* Sets hit->title_html to the title with its matches (the lead section's heading matches among
+ * x->pm[0..np)) in <mark>, in res->text; leaves it as it is when the title holds none or its text
+ * cannot be read. Uses x->m and x->hb as scratch. */
+static void mark_title(atlas_engine *e, atlas_results *res, atlas_hit *hit, sections_scratch *x, int np)
+{
+	const atlas_doc *d = &e->docs[hit->doc];
+	int sec = d->first_section - 1;
+	const section_info *si = &e->sections[sec];
+	int nm = 0;
+	if (si->nhead < 1 || grow((void **)&x->m, &x->mcap, np, sizeof(*x->m)))
+		return;
+	for (int i = 0; i < np; i++)
+		if (x->pm[i].sec == 0 && x->pm[i].idx < 0)
+			x->m[nm++] = (sec_match){ x->pm[i].idx + si->nhead, x->pm[i].phrase };
+	if (nm == 0)
+		return;
+	/* by token, as render_snippet wants them (a title holds a few) */
+	for (int i = 1; i < nm; i++)
+		for (int k = i; k > 0 && x->m[k].idx < x->m[k - 1].idx; k--) {
+			sec_match t = x->m[k];
+			x->m[k] = x->m[k - 1];
+			x->m[k - 1] = t;
+		}
+	section_text row;
+	strbuf_reset(&x->hb);
+	if (section_row(e, sec, si->nhead, &row) && row.decoded && row.heading &&
+	    render_snippet(&x->hb, row.heading, row.nheading, row.decoded, si->nhead, 0, si->nhead, x->m, nm,
+			   &e->rec, true) &&
+	    !x->hb.oom) {
+		char *t = atlas_arena_strndup(&res->text, strbuf_str(&x->hb), x->hb.len);
+		if (t)
+			hit->title_html = t;
+	}
+	if (!e->texts)
+		sqlite3_reset(e->st_section_text);
+}
+
 static void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
 {
 	atlas_hit *hits = res->hits;
@@ -1599,6 +1687,7 @@ static void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
 				x.pm[np++] = (placed){ sec - first, hd ? idx - e->sections[sec].nhead : idx, in[i].phrase };
 		}
 		score_sections(&x, ns, x.pm, np, w);
+		mark_title(e, res, hit, &x, np);
 		for (int k = 0; k < SECTION_KEEP && k < ns && x.scores[k].score > 0; k++) {
 			int sec = first + x.scores[k].sec;
 			const section_info *si = &e->sections[sec];
@@ -1756,11 +1845,21 @@ static double now_ms(void)
 
 int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params *p, atlas_error *err)
 {
+	return atlas_search_with(res, e, p, NULL, err);
+}
+
+int atlas_search_with(atlas_results *res, atlas_engine *e, const atlas_search_params *p,
+		      const atlas_search_more *more, atlas_error *err)
+{
+	static const atlas_search_more none;
+	const atlas_search_more *m = more ? more : &none;
 	double t0 = now_ms();
 	memset(res, 0, sizeof(*res));
 	res->text = (atlas_arena)ATLAS_ARENA_INIT(RESULTS_TEXT_BLOCK);
 	res->total_exact = true;
 	int limit = p->limit ? p->limit : 10;
+	res->offset = p->offset;
+	res->limit = limit;
 	if (limit < 1 || limit > ATLAS_LIMIT_MAX)
 		return atlas_error_set(err, ATLAS_EINVAL, "limit must be from 1 to %d", ATLAS_LIMIT_MAX);
 	if (p->offset < 0 || p->offset > ATLAS_OFFSET_MAX)
@@ -1768,6 +1867,8 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	if (p->type && strcmp(p->type, "explainer") && strcmp(p->type, "guide") &&
 	    strcmp(p->type, "topic") && strcmp(p->type, "page"))
 		return atlas_error_set(err, ATLAS_EINVAL, "type must be explainer, guide, topic or page");
+	if (m->sort != ATLAS_SORT_RELEVANCE && m->sort != ATLAS_SORT_LASTMOD)
+		return atlas_error_set(err, ATLAS_EINVAL, "sort must be relevance or lastmod");
 	parsed_query q;
 	if (query_parse(&q, p->q, p->q ? strlen(p->q) : 0, ATLAS_QUERY_MAX_BYTES))
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
@@ -1832,7 +1933,7 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 				strbuf_free(&trace);
 				goto out;
 			}
-			found = count_matching(e, p, &counted, found);
+			found = count_matching(e, p, m, &counted, found);
 			if (tier != TIER_PAGES && found >= want)
 				pl.partial = true;
 			if (p->explain)
@@ -1882,12 +1983,15 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		int d = e->touched[i];
 		candidate *c = &e->cand[d];
 		const atlas_doc *doc = &e->docs[d];
-		bool type_ok = !p->type || strcmp(doc->type, p->type) == 0;
-		bool topic_ok = !p->topic || has_topic(doc, p->topic);
-		/* facets count with the other filter applied */
+		bool type_ok = type_passes(p, m, doc);
+		bool topic_ok = topic_passes(p, m, doc);
+		/* facets count with the other filter applied; with the caller's accept (any mix of
+		 * types and topics), with every filter applied */
+		if (m->accept && !type_ok)
+			topic_ok = false;
 		if (topic_ok && doc->type_id < ATLAS_TYPE_OTHER)
 			ntype[doc->type_id]++;
-		for (int k = 0; type_ok && k < doc->ntop_topics; k++) {
+		for (int k = 0; type_ok && (topic_ok || !m->accept) && k < doc->ntop_topics; k++) {
 			/* topic facet: the top-level topics of the matching pages */
 			int ti = doc->top_topics[k], f;
 			for (f = 0; f < res->ntopics && topic_page[f] != ti; f++)
@@ -1926,13 +2030,17 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		goto counted; /* typeahead: the counts only, no page of hits */
 	/* only the page shown is sorted: a query may match tens of thousands of pages */
 	size_t shown = (size_t)(p->offset + limit);
-	atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_ranked, e);
-	boost_shown(e, &pl, rk, nrk, shown);
-	atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_ranked, e);
+	if (m->sort == ATLAS_SORT_LASTMOD) {
+		atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_lastmod, e);
+	} else {
+		atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_ranked, e);
+		boost_shown(e, &pl, rk, nrk, shown);
+		atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_ranked, e);
+	}
 counted:
 	res->total = nrk;
 	res->total_exact = !pl.partial;
-	if (pl.partial && !p->type && !p->topic) {
+	if (pl.partial && !type_filtered(p, m) && !topic_filtered(p, m)) {
 		/* the pages found are those whose important fields hold a word; the rest estimated */
 		int estimate = estimate_total(e, &pl);
 		if (estimate > nrk)

@@ -7,13 +7,15 @@
 
 #include <cjson/cJSON.h>
 
+#include "api.h"
 #include "assets.h"
+#include "encode.h"
 #include "json.h"
+#include "params.h"
 #include "utf8.h"
 #include "server.h"
 #include "strbuf.h"
 
-#define JSON_TYPE "application/json; charset=utf-8"
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define API_CACHE_CONTROL "public, max-age=60"
 #define BAD "bad_parameter"
@@ -27,31 +29,6 @@
 static const char oom_body[] =
 	"{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}\n";
 
-/* One request, from the handler's first call to the completion callback (MHD's *con_cls). */
-typedef struct request {
-	double t0;                   /* serve_now() at the first call */
-	int route;                   /* ROUTE_* */
-	int status;                  /* 0 until a response is queued */
-	long count;                  /* results in the answer, -1 when not known */
-	const atlas_asset *asset;    /* for ROUTE_PAGE and ROUTE_ASSET */
-	char method[16];             /* printable copies for the access log */
-	char path[160];
-} request;
-
-/* A response being put together. */
-typedef struct reply {
-	int status;
-	const char *body;            /* len bytes; owned (body == owned) or static */
-	char *owned;                 /* malloc'd body handed to MHD, or NULL */
-	size_t len;
-	const char *type;            /* Content-Type, NULL for none */
-	const char *cache_control;   /* NULL: no-store */
-	char etag[128];              /* "" for none */
-	const char *csp;             /* Content-Security-Policy, NULL for none */
-	bool allow;                  /* add Allow (405, OPTIONS) */
-	bool preflight;              /* add the CORS preflight answers */
-} reply;
-
 static const struct {
 	const char *path;
 	int route;
@@ -59,6 +36,7 @@ static const struct {
 	{ "/api/search", ROUTE_SEARCH },
 	{ "/api/suggest", ROUTE_SUGGEST },
 	{ "/api/next", ROUTE_NEXT },
+	{ "/api/batch", ROUTE_BATCH },
 	{ "/healthz", ROUTE_HEALTHZ },
 	{ "/metrics", ROUTE_METRICS },
 };
@@ -80,7 +58,7 @@ void serve_on_swap(void *cls)
 
 /* Returns the ROUTE_* of url (origin form "/path", or absolute form "http://host/path"), with
  * *asset set for the page and its files. */
-static int route_of(const char *url, const atlas_asset **asset)
+static int route_of(const server *s, const char *url, const atlas_asset **asset)
 {
 	*asset = NULL;
 	if (strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0) {
@@ -90,6 +68,8 @@ static int route_of(const char *url, const atlas_asset **asset)
 	for (size_t i = 0; i < sizeof(api_routes) / sizeof(api_routes[0]); i++)
 		if (strcmp(url, api_routes[i].path) == 0)
 			return api_routes[i].route;
+	if (meili_route(s, url))
+		return ROUTE_MEILI;
 	for (int i = 0; i < atlas_nassets; i++)
 		if (strcmp(url, atlas_assets[i].path) == 0) {
 			*asset = &atlas_assets[i];
@@ -168,33 +148,10 @@ static int arg_text(struct MHD_Connection *c, const char *key, char *buf, size_t
 	return 0;
 }
 
-/* Parses GET argument key as a decimal number in lo..hi into *out, left unchanged when the
- * argument is absent or empty. Returns 0, or ATLAS_EINVAL for anything but digits or a number out
- * of range. */
-static int arg_int(struct MHD_Connection *c, const char *key, int lo, int hi, int *out)
-{
-	const char *v;
-	size_t n;
-	if (!arg_raw(c, key, &v, &n) || n == 0)
-		return 0;
-	if (n > 9)
-		return ATLAS_EINVAL;
-	long x = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (v[i] < '0' || v[i] > '9')
-			return ATLAS_EINVAL;
-		x = x * 10 + (v[i] - '0');
-	}
-	if (x < lo || x > hi)
-		return ATLAS_EINVAL;
-	*out = (int)x;
-	return 0;
-}
-
 /* Makes json (malloc'd, may be NULL when serialization ran out of memory; taken over) the body
  * of rp with status, a newline appended as atlas-query --json prints it. Falls back to a static
  * 500. */
-static void reply_json(reply *rp, int status, char *json)
+void reply_json(reply *rp, int status, char *json)
 {
 	size_t n = json ? strlen(json) : 0;
 	char *body = json ? realloc(json, n + 2) : NULL;
@@ -215,9 +172,7 @@ static void reply_json(reply *rp, int status, char *json)
 }
 
 /* Makes rp the JSON error {"error":{"code","message"}} with status and a printf-style message. */
-static void reply_error(reply *rp, int status, const char *code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void reply_error(reply *rp, int status, const char *code, const char *fmt, ...)
+void reply_error(reply *rp, int status, const char *code, const char *fmt, ...)
 {
 	char msg[600];
 	va_list ap;
@@ -298,9 +253,11 @@ static bool add_cors(const server *s, struct MHD_Connection *c, struct MHD_Respo
 		return ok;
 	ok = ok && MHD_add_response_header(r, "Access-Control-Allow-Origin", allow);
 	if (rp->preflight) {
-		ok = ok && MHD_add_response_header(r, "Access-Control-Allow-Methods", METHODS);
+		ok = ok && MHD_add_response_header(r, "Access-Control-Allow-Methods",
+						   rp->methods ? rp->methods : METHODS);
 		ok = ok && MHD_add_response_header(r, "Access-Control-Allow-Headers",
-						   "Accept, Content-Type, If-None-Match");
+						   "Accept, Authorization, Content-Type, If-None-Match, "
+						   "X-Meilisearch-Client");
 		ok = ok && MHD_add_response_header(r, "Access-Control-Max-Age", "600");
 	} else {
 		ok = ok && MHD_add_response_header(r, "Access-Control-Expose-Headers", "ETag");
@@ -335,7 +292,15 @@ static enum MHD_Result send_reply(server *s, struct MHD_Connection *c, request *
 		ok = ok && MHD_add_response_header(r, "X-Frame-Options", "DENY");
 	}
 	if (rp->allow)
-		ok = ok && MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, METHODS);
+		ok = ok && MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
+						   rp->methods ? rp->methods : METHODS);
+	if (rp->negotiated)
+		ok = ok && MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+	if (rp->encoding)
+		ok = ok && MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, rp->encoding);
+	if (rp->www_authenticate)
+		ok = ok && MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+						   rp->www_authenticate);
 	ok = ok && add_cors(s, c, r, rp);
 	if (atomic_load(&s->closing))
 		ok = ok && MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
@@ -346,24 +311,42 @@ static enum MHD_Result send_reply(server *s, struct MHD_Connection *c, request *
 	return ret;
 }
 
-/* Computes an API answer with engine e into rp (status and body); sets *count when known. */
-typedef void (*answer_fn)(atlas_engine *e, const void *args, reply *rp, long *count);
-
-/* Answers an API request whose normalized form (route + sorted parameters) is norm: from the
- * cache when it holds the answer for the served build, else with fn on this thread's engine (and
- * then cached). A 200 gets an ETag of the build id and norm, and becomes a 304 when If-None-Match
- * names it. */
-static void api_answer(server *s, struct MHD_Connection *c, request *rq, reply *rp,
-		       const strbuf *norm, answer_fn fn, const void *args)
+/* Returns the encoding the request's Accept-Encoding asks for (ENC_*). */
+static int wanted_encoding(struct MHD_Connection *c)
 {
+	return encode_choose(
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
+}
+
+/* Compresses rp's body with enc when it is long enough to gain from it, and marks it negotiated
+ * (Vary: Accept-Encoding). Leaves the body as it is when compression fails. */
+static void encode_reply(reply *rp, int enc)
+{
+	rp->negotiated = true;
+	if (enc == ENC_IDENTITY || rp->len < ENCODE_MIN_BYTES || !rp->body)
+		return;
+	char *out;
+	size_t n;
+	if (encode_body(enc, rp->body, rp->len, &out, &n))
+		return;
+	free(rp->owned);
+	rp->body = rp->owned = out;
+	rp->len = n;
+	rp->encoding = encode_name(enc);
+}
+
+void api_compute(server *s, const strbuf *norm, answer_fn fn, const void *args, reply *rp, long *count,
+		 char build[64])
+{
+	build[0] = '\0';
+	*count = -1;
 	if (norm->oom) {
 		reply_json(rp, 500, NULL);
 		return;
 	}
 	atlas_engine *e = live_acquire(s->index);
 	const char *b = atlas_engine_meta(e, "build_id");
-	char build[64];
-	snprintf(build, sizeof(build), "%s", b ? b : "");
+	snprintf(build, 64, "%s", b ? b : "");
 	strbuf key = STRBUF_INIT;
 	strbuf_puts(&key, build);
 	strbuf_putc(&key, '\n');
@@ -375,18 +358,56 @@ static void api_answer(server *s, struct MHD_Connection *c, request *rq, reply *
 		rp->body = rp->owned = v.body;
 		rp->len = v.len;
 		rp->type = JSON_TYPE;
-		rq->count = v.count;
+		*count = v.count;
 	} else {
-		long count = -1;
-		fn(e, args, rp, &count);
+		fn(e, args, rp, count);
 		live_release(s->index, e);
-		rq->count = count;
 		if ((rp->status == 200 || rp->status == 404) && rp->owned && !key.oom) {
-			cache_value nv = { rp->status, count, rp->owned, rp->len };
+			cache_value nv = { rp->status, *count, rp->owned, rp->len };
 			cache_put(s->cache, key.buf, key.len, &nv);
 		}
 	}
 	strbuf_free(&key);
+}
+
+/* Answers an API request whose normalized form (route + sorted parameters) is norm: api_compute,
+ * in the encoding Accept-Encoding asks for (compressed once per cached body: the compressed body
+ * is cached beside the plain one). A 200 gets a weak ETag of the build id and norm, the same in
+ * every encoding, and becomes a 304 when If-None-Match names it. */
+static void api_answer(server *s, struct MHD_Connection *c, request *rq, reply *rp,
+		       const strbuf *norm, answer_fn fn, const void *args)
+{
+	char build[64];
+	int enc = wanted_encoding(c);
+	strbuf ekey = STRBUF_INIT;
+	cache_value v;
+	if (enc != ENC_IDENTITY && !norm->oom) {
+		/* the compressed body under the plain one's key and the encoding */
+		live_info li;
+		live_info_get(s->index, &li);
+		snprintf(build, sizeof(build), "%s", li.build_id);
+		strbuf_printf(&ekey, "%s\n%s\n", build, encode_name(enc));
+		strbuf_append(&ekey, norm->buf, norm->len);
+		if (!ekey.oom && cache_get(s->cache, ekey.buf, ekey.len, &v) == 0) {
+			rp->status = v.status;
+			rp->body = rp->owned = v.body;
+			rp->len = v.len;
+			rp->type = JSON_TYPE;
+			rp->encoding = encode_name(enc);
+			rp->negotiated = true;
+			rq->count = v.count;
+			strbuf_free(&ekey);
+			goto tag;
+		}
+	}
+	api_compute(s, norm, fn, args, rp, &rq->count, build);
+	encode_reply(rp, enc);
+	if (rp->encoding && (rp->status == 200 || rp->status == 404) && !ekey.oom && ekey.len) {
+		cache_value nv = { rp->status, rq->count, rp->owned, rp->len };
+		cache_put(s->cache, ekey.buf, ekey.len, &nv);
+	}
+	strbuf_free(&ekey);
+tag:
 	if (rp->status != 200)
 		return;
 	snprintf(rp->etag, sizeof(rp->etag), "W/\"%s-%016llx\"", build,
@@ -396,12 +417,13 @@ static void api_answer(server *s, struct MHD_Connection *c, request *rq, reply *
 		reply_not_modified(rp);
 }
 
-/* answer_fn of /api/search; args is an atlas_search_params. */
-static void answer_search(atlas_engine *e, const void *args, reply *rp, long *count)
+/* answer_fn of /api/search; args is a search_request. */
+void answer_search(atlas_engine *e, const void *args, reply *rp, long *count)
 {
+	const search_request *sr = args;
 	atlas_results r;
 	atlas_error err = { 0, "" };
-	int rc = atlas_search(&r, e, args, &err);
+	int rc = atlas_search_with(&r, e, &sr->p, &sr->more, &err);
 	if (rc == ATLAS_EINVAL) {
 		reply_error(rp, 400, "bad_parameter", "%s", err.msg);
 		return;
@@ -437,12 +459,22 @@ static void answer_suggest(atlas_engine *e, const void *args, reply *rp, long *c
 	free(sugg);
 }
 
-/* answer_fn of /api/next; args is an atlas_next_params. */
-static void answer_next(atlas_engine *e, const void *args, reply *rp, long *count)
+/* answer_fn of /api/next; args is an atlas_next_params, its paths resolved (resolve_path) here. */
+void answer_next(atlas_engine *e, const void *args, reply *rp, long *count)
 {
+	atlas_next_params p = *(const atlas_next_params *)args;
+	char path[SERVE_PARAM_MAX + 2], guide[SERVE_PARAM_MAX + 2];
+	const char *seen[ATLAS_SEEN_MAX];
+	char seen_text[ATLAS_SEEN_MAX][160];
+	p.path = resolve_path(e, p.path, path, sizeof(path));
+	if (p.guide && p.guide[0] == '/')
+		p.guide = resolve_path(e, p.guide, guide, sizeof(guide));
+	for (int i = 0; i < p.nseen; i++)
+		seen[i] = resolve_path(e, p.seen[i], seen_text[i], sizeof(seen_text[i]));
+	p.seen = seen;
 	atlas_next_results r;
 	atlas_error err = { 0, "" };
-	int rc = atlas_next(&r, e, args, &err);
+	int rc = atlas_next(&r, e, &p, &err);
 	if (rc == ATLAS_ENOTFOUND) {
 		reply_error(rp, 404, "not_found", "%s", err.msg);
 		return;
@@ -457,69 +489,44 @@ static void answer_next(atlas_engine *e, const void *args, reply *rp, long *coun
 	atlas_next_results_free(&r);
 }
 
-/* Returns whether type is one of the page types the engine filters by. */
-static bool known_type(const char *type)
+/* Makes rp the 400 of pe. */
+static void reply_param_error(reply *rp, const param_error *pe)
 {
-	return strcmp(type, "explainer") == 0 || strcmp(type, "guide") == 0 ||
-	       strcmp(type, "topic") == 0 || strcmp(type, "page") == 0;
+	reply_error(rp, pe->status, pe->code, "%s", pe->msg);
 }
 
-/* GET /api/search?q=&limit=&offset=&type=&topic=&correct= */
+/* GET /api/search?q=&limit=&offset=&page=&hitsPerPage=&type=&topic=&sort=&correct= */
 static void api_search(server *s, struct MHD_Connection *c, request *rq, reply *rp)
 {
-	char q[SERVE_QUERY_MAX + 1], type[16], topic[SERVE_QUERY_MAX + 1];
-	atlas_search_params p = { q, 10, 0, NULL, NULL, false, false };
-	if (arg_text(c, "q", q, sizeof(q))) {
-		reply_error(rp, 400, TOO_LONG, "q is longer than %d bytes", SERVE_QUERY_MAX);
-		return;
-	}
-	if (arg_int(c, "limit", 1, ATLAS_LIMIT_MAX, &p.limit)) {
-		reply_error(rp, 400, BAD, "limit must be a number from 1 to %d", ATLAS_LIMIT_MAX);
-		return;
-	}
-	if (arg_int(c, "offset", 0, ATLAS_OFFSET_MAX, &p.offset)) {
-		reply_error(rp, 400, BAD, "offset must be a number from 0 to %d", ATLAS_OFFSET_MAX);
-		return;
-	}
-	if (arg_text(c, "type", type, sizeof(type)) || (type[0] && !known_type(type))) {
-		reply_error(rp, 400, BAD, "type must be explainer, guide, topic or page");
-		return;
-	}
-	if (arg_text(c, "topic", topic, sizeof(topic))) {
-		reply_error(rp, 400, BAD, "topic is longer than %d bytes", SERVE_QUERY_MAX);
-		return;
-	}
-	char correct[8];
-	if (arg_text(c, "correct", correct, sizeof(correct)) ||
-	    (correct[0] && strcmp(correct, "true") && strcmp(correct, "false"))) {
-		reply_error(rp, 400, BAD, "correct must be true or false");
-		return;
-	}
-	p.no_correct = strcmp(correct, "false") == 0;
-	p.type = type[0] ? type : NULL;
-	p.topic = topic[0] ? topic : NULL;
-	strbuf norm = STRBUF_INIT;
-	strbuf_printf(&norm, "/api/search?correct=%s&limit=%d&offset=%d&q=",
-		      p.no_correct ? "false" : "true", p.limit, p.offset);
-	put_pct(&norm, q);
-	strbuf_puts(&norm, "&topic=");
-	put_pct(&norm, topic);
-	strbuf_puts(&norm, "&type=");
-	put_pct(&norm, type);
-	api_answer(s, c, rq, rp, &norm, answer_search, &p);
-	strbuf_free(&norm);
+	params ps;
+	search_request sr;
+	param_error pe;
+	params_from_connection(&ps, c);
+	if (search_request_parse(&sr, &ps, &pe))
+		reply_param_error(rp, &pe);
+	else
+		api_answer(s, c, rq, rp, &sr.norm, answer_search, &sr);
+	search_request_free(&sr);
 }
 
 /* GET /api/suggest?q=&limit= */
 static void api_suggest(server *s, struct MHD_Connection *c, request *rq, reply *rp)
 {
+	static const char *const names[] = { "q", "limit", NULL };
 	char q[SERVE_QUERY_MAX + 1];
 	suggest_args a = { q, 10 };
+	params ps;
+	param_error pe;
+	params_from_connection(&ps, c);
+	if (params_check(&ps, "/api/suggest", names, &pe)) {
+		reply_param_error(rp, &pe);
+		return;
+	}
 	if (arg_text(c, "q", q, sizeof(q))) {
 		reply_error(rp, 400, TOO_LONG, "q is longer than %d bytes", SERVE_QUERY_MAX);
 		return;
 	}
-	if (arg_int(c, "limit", 1, ATLAS_SUGGEST_MAX, &a.limit)) {
+	if (params_int(&ps, "limit", 1, ATLAS_SUGGEST_MAX, &a.limit)) {
 		reply_error(rp, 400, BAD, "limit must be a number from 1 to %d", ATLAS_SUGGEST_MAX);
 		return;
 	}
@@ -533,43 +540,15 @@ static void api_suggest(server *s, struct MHD_Connection *c, request *rq, reply 
 /* GET /api/next?path=&guide=&seen=&limit= (seen: comma-separated paths) */
 static void api_next(server *s, struct MHD_Connection *c, request *rq, reply *rp)
 {
-	char path[SERVE_PARAM_MAX + 1], guide[SERVE_PARAM_MAX + 1], seen[SERVE_SEEN_MAX + 1];
-	const char *list[ATLAS_SEEN_MAX];
-	atlas_next_params p = { path, NULL, list, 0, 5 };
-	if (arg_text(c, "path", path, sizeof(path)) || arg_text(c, "guide", guide, sizeof(guide))) {
-		reply_error(rp, 400, BAD, "path and guide must be at most %d bytes",
-			    SERVE_PARAM_MAX);
-		return;
-	}
-	if (!path[0]) {
-		reply_error(rp, 400, BAD, "path is required: the page to suggest reading after");
-		return;
-	}
-	if (arg_text(c, "seen", seen, sizeof(seen))) {
-		reply_error(rp, 400, BAD, "seen must be at most %d bytes", SERVE_SEEN_MAX);
-		return;
-	}
-	if (arg_int(c, "limit", 1, ATLAS_LIMIT_MAX, &p.limit)) {
-		reply_error(rp, 400, BAD, "limit must be a number from 1 to %d", ATLAS_LIMIT_MAX);
-		return;
-	}
-	p.guide = guide[0] ? guide : NULL;
-	strbuf norm = STRBUF_INIT;
-	strbuf_puts(&norm, "/api/next?guide=");
-	put_pct(&norm, guide);
-	strbuf_printf(&norm, "&limit=%d&path=", p.limit);
-	put_pct(&norm, path);
-	strbuf_puts(&norm, "&seen=");
-	char *save = NULL;
-	for (char *tok = strtok_r(seen, ",", &save); tok && p.nseen < ATLAS_SEEN_MAX;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (p.nseen)
-			strbuf_putc(&norm, ',');
-		put_pct(&norm, tok);
-		list[p.nseen++] = tok;
-	}
-	api_answer(s, c, rq, rp, &norm, answer_next, &p);
-	strbuf_free(&norm);
+	params ps;
+	next_request nr;
+	param_error pe;
+	params_from_connection(&ps, c);
+	if (next_request_parse(&nr, &ps, &pe))
+		reply_param_error(rp, &pe);
+	else
+		api_answer(s, c, rq, rp, &nr.norm, answer_next, &nr.p);
+	next_request_free(&nr);
 }
 
 /* GET /healthz: the served index and the server's state, never cached. */
@@ -658,7 +637,22 @@ static enum MHD_Result dispatch(server *s, struct MHD_Connection *c, request *rq
 	bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
 		   strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 	bool options = strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0;
-	if (!get && !options) {
+	bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+	if (rq->route == ROUTE_MEILI || rq->route == ROUTE_BATCH)
+		rp.methods = rq->route == ROUTE_MEILI ? "GET, HEAD, POST, OPTIONS" : "POST, OPTIONS";
+	if (rq->route == ROUTE_MEILI && !options) {
+		meili_answer(s, c, rq, method, &rp);
+		encode_reply(&rp, wanted_encoding(c));
+	} else if (rq->route == ROUTE_BATCH && !options) {
+		if (post) {
+			api_batch(s, rq, &rp);
+			encode_reply(&rp, wanted_encoding(c));
+		} else {
+			reply_error(&rp, 405, "method_not_allowed",
+				    "method %s is not allowed on /api/batch: use POST", rq->method);
+			rp.allow = true;
+		}
+	} else if (!get && !options) {
 		reply_error(&rp, 405, "method_not_allowed",
 			    "method %s is not allowed: use GET, HEAD or OPTIONS", rq->method);
 		rp.allow = true;
@@ -697,7 +691,8 @@ enum MHD_Result serve_request(void *cls, struct MHD_Connection *c, const char *u
 			return MHD_NO;
 		rq->t0 = serve_now();
 		rq->count = -1;
-		rq->route = route_of(url, &rq->asset);
+		rq->route = route_of(s, url, &rq->asset);
+		rq->url = url;
 		printable_copy(rq->method, sizeof(rq->method), method);
 		printable_copy(rq->path, sizeof(rq->path), url);
 		atomic_fetch_add(&s->inflight, 1);
@@ -705,6 +700,13 @@ enum MHD_Result serve_request(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
+		/* the body of a POST route is kept (up to SERVE_BODY_MAX), any other dropped */
+		if (rq->route == ROUTE_BATCH || rq->route == ROUTE_MEILI) {
+			if (rq->body.len + *upload_data_size > SERVE_BODY_MAX)
+				rq->body_too_large = true;
+			else if (strbuf_append(&rq->body, upload_data, *upload_data_size))
+				return MHD_NO;
+		}
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
@@ -752,5 +754,6 @@ void serve_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		metrics_observe(s->metrics, rq->route, rq->status, seconds);
 	log_request(s, rq, seconds);
 	atomic_fetch_sub(&s->inflight, 1);
+	strbuf_free(&rq->body);
 	free(rq);
 }

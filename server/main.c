@@ -1,5 +1,6 @@
 /* main.c - atlas-serve: the site's search box over HTTP/JSON, with hot index swap. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <malloc.h>
 #include <getopt.h>
@@ -28,10 +29,11 @@
 static const char usage[] =
 	"usage: atlas-serve --index FILE [--bind ADDR] [--port N] [--threads N]\n"
 	"                   [--cors ORIGIN]... [--cache-size N] [--log FILE]\n"
-	"                   [--max-index-age SECONDS]\n"
+	"                   [--max-index-age SECONDS] [--index-uid NAME] [--api-key-file FILE]\n"
 	"\n"
 	"Serves the Atlas index FILE over HTTP: /api/search, /api/suggest, /api/next,\n"
-	"/healthz, /metrics and a search page at /. The index file is watched: a new file\n"
+	"/api/batch, /healthz, /metrics, a read-only Meilisearch-compatible subset\n"
+	"(/indexes/NAME/search, /multi-search, /health, /version) and a search page at /. The index file is watched: a new file\n"
 	"renamed over it is validated and swapped in without dropping a request (SIGHUP\n"
 	"checks at once); a file that fails validation is refused and the previous index\n"
 	"stays in service.\n"
@@ -44,6 +46,9 @@ static const char usage[] =
 	"  --cache-size N         responses kept in the memory cache (default 1024; 0: none)\n"
 	"  --log FILE             append the access log to FILE (default: standard error)\n"
 	"  --max-index-age SECS   /healthz says \"stale\" when the index is older (0: never)\n"
+	"  --index-uid NAME       the index's uid on the Meilisearch routes (default pages)\n"
+	"  --api-key-file FILE    the Meilisearch routes ask for Authorization: Bearer KEY,\n"
+	"                         KEY read from FILE\n"
 	"  --help                 show this help\n"
 	"  --version              show the version\n"
 	"\n"
@@ -60,6 +65,46 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 		return ATLAS_EINVAL;
 	*out = v;
 	return 0;
+}
+
+/* Returns whether s is a Meilisearch index uid: 1 to 64 of a-z A-Z 0-9 - _. */
+static bool valid_uid(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > 64)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_')
+			return false;
+	return true;
+}
+
+/* Reads the API key of cfg->api_key_file into cfg->api_key (white space around it left out).
+ * Returns 0, or 1 with the reason on stderr (unreadable, empty). */
+static int read_api_key(serve_config *cfg)
+{
+	FILE *f = fopen(cfg->api_key_file, "r");
+	if (!f) {
+		fprintf(stderr, "atlas-serve: cannot read --api-key-file %s: %s\n", cfg->api_key_file,
+			strerror(errno));
+		return 1;
+	}
+	char buf[1024];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *s = buf;
+	while (*s && isspace((unsigned char)*s))
+		s++;
+	n = strlen(s);
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	if (n == 0) {
+		fprintf(stderr, "atlas-serve: --api-key-file %s holds no key\n", cfg->api_key_file);
+		return 1;
+	}
+	cfg->api_key = strdup(s);
+	return cfg->api_key ? 0 : 1;
 }
 
 /* The address to listen on, IPv4 or IPv6. */
@@ -108,6 +153,8 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		{ "cache-size", required_argument, NULL, 'C' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "max-index-age", required_argument, NULL, 'a' },
+		{ "index-uid", required_argument, NULL, 'u' },
+		{ "api-key-file", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -120,6 +167,7 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		.port = 8080,
 		.threads = ncpu > 0 ? (int)ncpu : 1,
 		.cache_size = 1024,
+		.index_uid = "pages",
 	};
 	cfg->cors = calloc((size_t)argc, sizeof(*cfg->cors));
 	if (!cfg->cors) {
@@ -161,6 +209,12 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 			}
 			cfg->max_index_age = v;
 			break;
+		case 'u':
+			if (!valid_uid(optarg))
+				return usage_error("--index-uid must be 1 to 64 of a-z A-Z 0-9 - _");
+			cfg->index_uid = optarg;
+			break;
+		case 'k': cfg->api_key_file = optarg; break;
 		case 'h': fputs(usage, stdout); return 1;
 		case 'V': printf("atlas-serve %s\n", ATLAS_VERSION); return 1;
 		default: fputs(usage, stderr); return 2;
@@ -254,6 +308,8 @@ int main(int argc, char **argv)
 		status = 2;
 		goto free_cors;
 	}
+	if (cfg.api_key_file && read_api_key(&cfg))
+		goto free_cors;
 	server s;
 	memset(&s, 0, sizeof(s));
 	s.cfg = &cfg;
@@ -347,5 +403,6 @@ close_log:
 		fflush(stderr);
 free_cors:
 	free(cfg.cors);
+	free(cfg.api_key);
 	return status;
 }

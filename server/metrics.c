@@ -20,6 +20,7 @@ static const double bounds[] = { 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 
 static const char *const route_names[ROUTE_COUNT] = {
 	"/api/search", "/api/suggest", "/api/next", "/healthz",
 	"/metrics",    "/",            "asset",     "unmatched",
+	"/api/batch",  "meilisearch",
 };
 
 struct metrics {

@@ -27,6 +27,9 @@ typedef struct serve_config {
 	long cache_size;             /* --cache-size N, 0 disables the cache */
 	const char *log_path;        /* --log FILE, NULL for stderr */
 	long max_index_age;          /* --max-index-age SECONDS, 0 = never stale */
+	const char *index_uid;       /* --index-uid NAME, the Meilisearch index uid (default pages) */
+	const char *api_key_file;    /* --api-key-file FILE, NULL for none */
+	char *api_key;               /* its contents (surrounding white space left out), malloc'd */
 } serve_config;
 
 /* Shared by every worker thread; set up before the daemon starts, torn down after it stopped. */

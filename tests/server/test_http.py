@@ -192,8 +192,12 @@ def test_errors(srv):
     status, _, data = srv.get_json('/api/search?q=')
     check(status == 200 and data['total'] == 0, 'search with an empty q: 200, no results')
     # NUL bytes, invalid UTF-8, control characters, lone escapes, FTS5 syntax
-    hostile = ['a%00b', '%00', '%ff%fe%fd', 'caf%C3', '%C3%A9t%C3%A9', '%01%02%1b[31m', '%',
-               '%zz', 'a+b', '%EF%BF%BF', '%ED%A0%80', '*', '"', '"unclosed', '-', '--',
+    # bytes that are not UTF-8 once percent-decoded: a 400 naming the parameter
+    for raw in ['%ff%fe%fd', 'caf%C3', '%ED%A0%80', '%C0%80']:
+        for route in ['/api/search?q=', '/api/suggest?q=']:
+            expect_error(srv, route + raw, 400, 'bad_encoding')
+    hostile = ['a%00b', '%00', '%C3%A9t%C3%A9', '%01%02%1b[31m', '%',
+               '%zz', 'a+b', '%EF%BF%BF', '*', '"', '"unclosed', '-', '--',
                'NEAR(a%20b)', 'a%20OR%20b%20AND%20c', '^x', '(((', ':', 'title:x', '%F0%9F%98%80']
     for raw in hostile:
         for route in ['/api/search?q=', '/api/suggest?q=']:
@@ -214,7 +218,8 @@ def test_errors(srv):
     expect_error(srv, '/api/next', 400, 'bad_parameter')
     expect_error(srv, '/api/next?path=', 400, 'bad_parameter')
     expect_error(srv, '/api/next?path=/no-such-page', 404, 'not_found')
-    expect_error(srv, '/api/next?path=%ff%00', 404, 'not_found')
+    expect_error(srv, '/api/next?path=%ff%00', 400, 'bad_encoding')
+    expect_error(srv, '/api/next?path=%00', 404, 'not_found')
     expect_error(srv, '/api/next?path=/consistent-hashing&guide=no-such-guide', 404, 'not_found')
     expect_error(srv, '/api/next?path=/consistent-hashing&limit=0', 400, 'bad_parameter')
     check(srv.request('/api/next?path=/consistent-hashing&seen=,,,/x/x/x')[0] == 200,

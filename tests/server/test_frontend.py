@@ -153,7 +153,7 @@ def test_search(srv):
     expect_400(srv, 'q=cache&sort=date', 'bad_parameter', ['sort'])
     expect_400(srv, 'q=cache&topic=' + ','.join('t%d' % i for i in range(17)), 'bad_parameter', ['topics'])
     expect_400(srv, '&'.join('q=%d' % i for i in range(70)), 'bad_parameter', ['parameters'])
-    for route in ['/api/suggest?q=ca&limit=3', '/api/next?path=/raft&x=1']:
+    for route in ['/api/suggest?q=ca&offset=3', '/api/next?path=/raft&x=1']:
         status, _, data = get(srv, route)
         check(status == 400 and data['error']['code'] == 'unknown_parameter', '%s: unknown_parameter' % route)
     # paths as a site writes them

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "assets.h"
+#include "framing.h"
 #include "json.h"
 #include "utf8.h"
 #include "server.h"
@@ -50,6 +51,7 @@ typedef struct reply {
 	const char *csp;             /* Content-Security-Policy, NULL for none */
 	bool allow;                  /* add Allow (405, OPTIONS) */
 	bool preflight;              /* add the CORS preflight answers */
+	bool close;                  /* add Connection: close (a refused framing) */
 } reply;
 
 static const struct {
@@ -337,7 +339,7 @@ static enum MHD_Result send_reply(server *s, struct MHD_Connection *c, request *
 	if (rp->allow)
 		ok = ok && MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, METHODS);
 	ok = ok && add_cors(s, c, r, rp);
-	if (atomic_load(&s->closing))
+	if (atomic_load(&s->closing) || rp->close)
 		ok = ok && MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	enum MHD_Result ret = ok ? MHD_queue_response(c, (unsigned int)rp->status, r) : MHD_NO;
 	MHD_destroy_response(r);
@@ -677,6 +679,19 @@ enum MHD_Result serve_request(void *cls, struct MHD_Connection *c, const char *u
 		printable_copy(rq->path, sizeof(rq->path), url);
 		atomic_fetch_add(&s->inflight, 1);
 		*con_cls = rq;
+		const char *why;
+		framing_verdict v = framing_take(c, &why);
+		if (v != FRAMING_OK) {
+			/* answered at once, before any body is read, and the connection closed */
+			reply rp;
+			memset(&rp, 0, sizeof(rp));
+			if (v == FRAMING_UNSUPPORTED)
+				reply_error(&rp, 501, "not_implemented", "%s", why);
+			else
+				reply_error(&rp, 400, "bad_request", "%s", why);
+			rp.close = true;
+			return send_reply(s, c, rq, &rp);
+		}
 		return MHD_YES;
 	}
 	if (*upload_data_size) {

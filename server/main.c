@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "framing.h"
 #include "server.h"
 
 #ifndef ATLAS_VERSION
@@ -21,6 +22,7 @@
 
 #define CONNECTION_TIMEOUT_S 10
 #define PER_IP_CONNECTIONS 64
+#define TRUST_PROXY_MAX 16
 #define MAX_CONNECTIONS 4096
 #define CONNECTION_MEMORY (32 * 1024)
 #define DRAIN_TIMEOUT_S 10.0
@@ -28,7 +30,8 @@
 static const char usage[] =
 	"usage: atlas-serve --index FILE [--bind ADDR] [--port N] [--threads N]\n"
 	"                   [--cors ORIGIN]... [--cache-size N] [--log FILE]\n"
-	"                   [--max-index-age SECONDS]\n"
+	"                   [--max-index-age SECONDS] [--request-timeout SECONDS]\n"
+	"                   [--trust-proxy ADDR]...\n"
 	"\n"
 	"Serves the Atlas index FILE over HTTP: /api/search, /api/suggest, /api/next,\n"
 	"/healthz, /metrics and a search page at /. The index file is watched: a new file\n"
@@ -44,6 +47,11 @@ static const char usage[] =
 	"  --cache-size N         responses kept in the memory cache (default 1024; 0: none)\n"
 	"  --log FILE             append the access log to FILE (default: standard error)\n"
 	"  --max-index-age SECS   /healthz says \"stale\" when the index is older (0: never)\n"
+	"  --request-timeout SECS a request's head and body within SECS of its first byte,\n"
+	"                         else 408 and the connection closed (default 10)\n"
+	"  --trust-proxy ADDR     a reverse proxy on ADDR (repeatable): exempt from the limit of\n"
+	"                         64 connections per address, and its X-Forwarded-For names the\n"
+	"                         client whose expensive requests are limited\n"
 	"  --help                 show this help\n"
 	"  --version              show the version\n"
 	"\n"
@@ -108,6 +116,8 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		{ "cache-size", required_argument, NULL, 'C' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "max-index-age", required_argument, NULL, 'a' },
+		{ "request-timeout", required_argument, NULL, 'r' },
+		{ "trust-proxy", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -120,6 +130,7 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		.port = 8080,
 		.threads = ncpu > 0 ? (int)ncpu : 1,
 		.cache_size = 1024,
+		.request_timeout = CONNECTION_TIMEOUT_S,
 	};
 	cfg->cors = calloc((size_t)argc, sizeof(*cfg->cors));
 	if (!cfg->cors) {
@@ -161,6 +172,26 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 			}
 			cfg->max_index_age = v;
 			break;
+		case 'r':
+			if (parse_long(optarg, 1, 3600, &v)) {
+				return usage_error("--request-timeout must be from 1 to 3600 seconds");
+			}
+			cfg->request_timeout = v;
+			break;
+		case 'P': {
+			listen_addr a;
+			bool is6;
+			if (cfg->ntrust >= TRUST_PROXY_MAX) {
+				return usage_error("--trust-proxy is given more than 16 times");
+			}
+			if (parse_addr(&a, optarg, 0, &is6)) {
+				return usage_error("--trust-proxy needs a numeric IPv4 or IPv6 address");
+			}
+			memset(&cfg->trust[cfg->ntrust], 0, sizeof(cfg->trust[0]));
+			memcpy(&cfg->trust[cfg->ntrust++], &a,
+			       is6 ? sizeof(a.in6) : sizeof(a.in4));
+			break;
+		}
 		case 'h': fputs(usage, stdout); return 1;
 		case 'V': printf("atlas-serve %s\n", ATLAS_VERSION); return 1;
 		default: fputs(usage, stderr); return 2;
@@ -278,7 +309,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "atlas-serve: cannot serve %s: %s\n", cfg.index, err.msg);
 		goto close_log;
 	}
-	if (cache_new(&s.cache, (size_t)cfg.cache_size) || metrics_new(&s.metrics)) {
+	framing_config fc = {
+		.receive_timeout_s = (double)cfg.request_timeout,
+		.per_address = PER_IP_CONNECTIONS,
+		.proxies = cfg.trust,
+		.nproxies = cfg.ntrust,
+	};
+	if (framing_init(&fc) || cache_new(&s.cache, (size_t)cfg.cache_size) ||
+	    metrics_new(&s.metrics)) {
 		fprintf(stderr, "atlas-serve: out of memory\n");
 		goto free_state;
 	}
@@ -307,12 +345,13 @@ int main(int argc, char **argv)
 	if (cfg.threads < 2)
 		pool[0].option = MHD_OPTION_END;
 	struct MHD_Daemon *d = MHD_start_daemon(
-		flags, (uint16_t)cfg.port, NULL, NULL, serve_request, &s,
+		flags, (uint16_t)cfg.port, framing_accept, NULL, serve_request, &s,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 		MHD_OPTION_SOCK_ADDR, &addr.sa,
 		MHD_OPTION_ARRAY, pool,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)PER_IP_CONNECTIONS,
+		MHD_OPTION_NOTIFY_CONNECTION, framing_notify, NULL,
+		MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
 		MHD_OPTION_NOTIFY_COMPLETED, serve_completed, &s,
@@ -339,6 +378,7 @@ stop_watcher:
 free_state:
 	metrics_free(s.metrics);
 	cache_free(s.cache);
+	framing_free();
 	live_free(s.index);
 close_log:
 	if (s.log != stderr)

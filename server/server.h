@@ -27,6 +27,9 @@ typedef struct serve_config {
 	long cache_size;             /* --cache-size N, 0 disables the cache */
 	const char *log_path;        /* --log FILE, NULL for stderr */
 	long max_index_age;          /* --max-index-age SECONDS, 0 = never stale */
+	long request_timeout;        /* --request-timeout SECONDS */
+	struct sockaddr_storage trust[16];  /* --trust-proxy ADDR... */
+	int ntrust;
 } serve_config;
 
 /* Shared by every worker thread; set up before the daemon starts, torn down after it stopped. */

@@ -153,6 +153,31 @@ static bool arg_raw(struct MHD_Connection *c, const char *key, const char **val,
 }
 
 
+/* Rewrites the query text q in place as the query parser reads it: every run of spaces, tabs and
+ * control bytes becomes one space, none at the start, at most one at the end (which keeps its
+ * meaning: no prefix word); a query of nothing but spaces is one space. Two spellings of one
+ * query then share a cache key. */
+static void normalize_query(char *q)
+{
+	size_t o = 0;
+	bool space = false;
+	for (const unsigned char *p = (const unsigned char *)q; *p; p++) {
+		if (*p <= 0x20 || *p == 0x7f) {
+			space = true;
+			continue;
+		}
+		if (o == 0)
+			space = false;
+		if (space)
+			q[o++] = ' ';
+		space = false;
+		q[o++] = (char)*p;
+	}
+	if (space)
+		q[o++] = ' ';
+	q[o] = '\0';
+}
+
 /* Copies GET argument key into buf ("" when absent), cleaned by clean_text. Returns 0, or
  * ATLAS_EINVAL when the value is longer than cap - 1 bytes. */
 static int arg_text(struct MHD_Connection *c, const char *key, char *buf, size_t cap)
@@ -463,6 +488,7 @@ static void api_search(server *s, struct MHD_Connection *c, request *rq, reply *
 		reply_error(rp, 400, TOO_LONG, "q is longer than %d bytes", SERVE_QUERY_MAX);
 		return;
 	}
+	normalize_query(q);
 	if (arg_int(c, "limit", 1, ATLAS_LIMIT_MAX, &p.limit)) {
 		reply_error(rp, 400, BAD, "limit must be a number from 1 to %d", ATLAS_LIMIT_MAX);
 		return;
@@ -596,6 +622,8 @@ static void metrics_page(server *s, reply *rp)
 		.cache_hits = cs.hits,
 		.cache_misses = cs.misses,
 		.cache_evictions = cs.evictions,
+		.cache_bytes = cs.bytes,
+		.cache_max_bytes = cs.max_bytes,
 	};
 	strbuf out = STRBUF_INIT;
 	if (metrics_render(s->metrics, &g, &out)) {

@@ -29,7 +29,8 @@
 
 static const char usage[] =
 	"usage: atlas-serve --index FILE [--bind ADDR] [--port N] [--threads N]\n"
-	"                   [--cors ORIGIN]... [--cache-size N] [--log FILE]\n"
+	"                   [--cors ORIGIN]... [--cache-size N] [--cache-bytes N]\n"
+	"                   [--log FILE]\n"
 	"                   [--max-index-age SECONDS] [--request-timeout SECONDS]\n"
 	"                   [--trust-proxy ADDR]...\n"
 	"\n"
@@ -44,7 +45,10 @@ static const char usage[] =
 	"  --port N               TCP port, 0 for any free port (default 8080)\n"
 	"  --threads N            worker threads (default: one per CPU core)\n"
 	"  --cors ORIGIN          allow cross-origin requests from ORIGIN (repeatable; * for any)\n"
-	"  --cache-size N         responses kept in the memory cache (default 1024; 0: none)\n"
+	"  --cache-size N         responses kept in the memory cache, at most 100000\n"
+	"                         (default 1024; 0: none)\n"
+	"  --cache-bytes N        bytes the memory cache holds, K/M/G suffixes for KiB/MiB/GiB\n"
+	"                         (default 32M; 0: none)\n"
 	"  --log FILE             append the access log to FILE (default: standard error)\n"
 	"  --max-index-age SECS   /healthz says \"stale\" when the index is older (0: never)\n"
 	"  --request-timeout SECS a request's head and body within SECS of its first byte,\n"
@@ -67,6 +71,30 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 	if (!*s || *end || errno || v < lo || v > hi)
 		return ATLAS_EINVAL;
 	*out = v;
+	return 0;
+}
+
+/* Parses s as a byte count, with an optional K, M or G suffix (KiB, MiB, GiB), up to 64 GiB,
+ * into *out. Returns 0 or ATLAS_EINVAL. */
+static int parse_size(const char *s, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (!*s || end == s || errno || v < 0)
+		return ATLAS_EINVAL;
+	int shift = 0;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end || v > (64L << 30) >> shift)
+		return ATLAS_EINVAL;
+	*out = v << shift;
 	return 0;
 }
 
@@ -114,6 +142,7 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "cors", required_argument, NULL, 'c' },
 		{ "cache-size", required_argument, NULL, 'C' },
+		{ "cache-bytes", required_argument, NULL, 'B' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "max-index-age", required_argument, NULL, 'a' },
 		{ "request-timeout", required_argument, NULL, 'r' },
@@ -130,6 +159,7 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		.port = 8080,
 		.threads = ncpu > 0 ? (int)ncpu : 1,
 		.cache_size = 1024,
+		.cache_bytes = 32L << 20,
 		.request_timeout = CONNECTION_TIMEOUT_S,
 	};
 	cfg->cors = calloc((size_t)argc, sizeof(*cfg->cors));
@@ -160,10 +190,17 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 			cfg->cors[cfg->ncors++] = optarg;
 			break;
 		case 'C':
-			if (parse_long(optarg, 0, 10000000, &v)) {
-				return usage_error("--cache-size must be from 0 to 10000000");
+			if (parse_long(optarg, 0, 100000, &v)) {
+				return usage_error("--cache-size must be from 0 to 100000");
 			}
 			cfg->cache_size = v;
+			break;
+		case 'B':
+			if (parse_size(optarg, &v)) {
+				return usage_error("--cache-bytes must be a size up to 64G (K, M, G: "
+						   "KiB, MiB, GiB)");
+			}
+			cfg->cache_bytes = v;
 			break;
 		case 'l': cfg->log_path = optarg; break;
 		case 'a':
@@ -315,7 +352,7 @@ int main(int argc, char **argv)
 		.proxies = cfg.trust,
 		.nproxies = cfg.ntrust,
 	};
-	if (framing_init(&fc) || cache_new(&s.cache, (size_t)cfg.cache_size) ||
+	if (framing_init(&fc) || cache_new(&s.cache, (size_t)cfg.cache_size, (size_t)cfg.cache_bytes) ||
 	    metrics_new(&s.metrics)) {
 		fprintf(stderr, "atlas-serve: out of memory\n");
 		goto free_state;

@@ -28,6 +28,7 @@ typedef struct metrics_gauges {
 	double uptime_s;
 	long inflight;
 	unsigned long cache_entries, cache_capacity, cache_hits, cache_misses, cache_evictions;
+	unsigned long cache_bytes, cache_max_bytes;
 } metrics_gauges;
 
 /* Returns the label of a route ("/api/search", ..., "asset", "unmatched"). */

@@ -25,6 +25,7 @@ typedef struct serve_config {
 	const char **cors;           /* --cors ORIGIN..., "*" allows any origin */
 	int ncors;
 	long cache_size;             /* --cache-size N, 0 disables the cache */
+	long cache_bytes;            /* --cache-bytes N, 0 disables the cache */
 	const char *log_path;        /* --log FILE, NULL for stderr */
 	long max_index_age;          /* --max-index-age SECONDS, 0 = never stale */
 	long request_timeout;        /* --request-timeout SECONDS */

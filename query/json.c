@@ -257,6 +257,16 @@ static cJSON *doc_fields(cJSON *o, const atlas_doc *d)
 	return o;
 }
 
+/* Appends the unquoted phrases of r as JSON strings, comma-separated. Returns non-zero when out
+ * of memory. */
+static int put_unquoted(strbuf *sb, const atlas_results *r)
+{
+	int bad = 0;
+	for (int i = 0; !bad && i < r->nunquoted; i++)
+		bad = (i && strbuf_putc(sb, ',')) || put_string(sb, r->unquoted[i], false);
+	return bad;
+}
+
 char *atlas_json_search(const atlas_engine *e, const atlas_results *r)
 {
 	strbuf sb = STRBUF_INIT;
@@ -265,6 +275,8 @@ char *atlas_json_search(const atlas_engine *e, const atlas_results *r)
 		  put_num3(&sb, r->total) ||
 		  (r->total_exact ? PUT(&sb, ",\"total_exact\":true")
 				  : PUT(&sb, ",\"total_exact\":false")) ||
+		  (r->partial ? PUT(&sb, ",\"partial\":true") : PUT(&sb, ",\"partial\":false")) ||
+		  PUT(&sb, ",\"unquoted\":[") || put_unquoted(&sb, r) || PUT(&sb, "]") ||
 		  PUT(&sb, ",\"took_ms\":") || put_num3(&sb, r->took_ms) ||
 		  PUT(&sb, ",\"did_you_mean\":") ||
 		  (r->did_you_mean ? put_string(&sb, r->did_you_mean, false) : PUT(&sb, "null")) ||
@@ -281,7 +293,9 @@ char *atlas_json_search(const atlas_engine *e, const atlas_results *r)
 		      put_num3(&sb, r->topics[k].count) || strbuf_putc(&sb, '}');
 	bad = bad || PUT(&sb, "]}");
 	if (!bad && r->explain)
-		bad = PUT(&sb, ",\"explain\":") || put_string(&sb, r->explain, false);
+		bad = PUT(&sb, ",\"explain\":") || put_string(&sb, r->explain, false) ||
+		      strbuf_printf(&sb, ",\"work\":{\"postings\":%ld,\"candidates\":%ld,\"expansions\":%ld}",
+				    r->work.postings, r->work.candidates, r->work.expansions) != 0;
 	if (bad || strbuf_putc(&sb, '}')) {
 		strbuf_free(&sb);
 		return NULL;

@@ -32,7 +32,7 @@ static const char usage[] =
 	"                   [--cors ORIGIN]... [--cache-size N] [--cache-bytes N]\n"
 	"                   [--log FILE]\n"
 	"                   [--max-index-age SECONDS] [--request-timeout SECONDS]\n"
-	"                   [--trust-proxy ADDR]...\n"
+	"                   [--trust-proxy ADDR]... [--budget P[,C[,E]]]\n"
 	"\n"
 	"Serves the Atlas index FILE over HTTP: /api/search, /api/suggest, /api/next,\n"
 	"/healthz, /metrics and a search page at /. The index file is watched: a new file\n"
@@ -56,6 +56,8 @@ static const char usage[] =
 	"  --trust-proxy ADDR     a reverse proxy on ADDR (repeatable): exempt from the limit of\n"
 	"                         64 connections per address, and its X-Forwarded-For names the\n"
 	"                         client whose expensive requests are limited\n"
+	"  --budget P[,C[,E]]     the work budget of a search: postings, candidates,\n"
+	"                         expansions (default 400000,20000,10000, as atlas-query's)\n"
 	"  --help                 show this help\n"
 	"  --version              show the version\n"
 	"\n"
@@ -147,6 +149,7 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		{ "max-index-age", required_argument, NULL, 'a' },
 		{ "request-timeout", required_argument, NULL, 'r' },
 		{ "trust-proxy", required_argument, NULL, 'P' },
+		{ "budget", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -227,6 +230,15 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 			memset(&cfg->trust[cfg->ntrust], 0, sizeof(cfg->trust[0]));
 			memcpy(&cfg->trust[cfg->ntrust++], &a,
 			       is6 ? sizeof(a.in6) : sizeof(a.in4));
+			break;
+		}
+		case 'W': {
+			atlas_work w;
+			if (atlas_parse_work_budget(optarg, &w)) {
+				return usage_error("--budget must be POSTINGS[,CANDIDATES[,EXPANSIONS]], "
+						   "positive numbers");
+			}
+			atlas_set_work_budget(&w);
 			break;
 		}
 		case 'h': fputs(usage, stdout); return 1;

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "assets.h"
+#include "fair.h"
 #include "framing.h"
 #include "json.h"
 #include "utf8.h"
@@ -52,6 +53,9 @@ typedef struct reply {
 	bool allow;                  /* add Allow (405, OPTIONS) */
 	bool preflight;              /* add the CORS preflight answers */
 	bool close;                  /* add Connection: close (a refused framing) */
+	const char *retry_after;     /* Retry-After (a 429), NULL for none */
+	bool heavy;                  /* the work budget cut the answer (fair.h) */
+	bool abandon;                /* the client has gone: close without an answer */
 } reply;
 
 static const struct {
@@ -363,6 +367,8 @@ static enum MHD_Result send_reply(server *s, struct MHD_Connection *c, request *
 	}
 	if (rp->allow)
 		ok = ok && MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, METHODS);
+	if (rp->retry_after)
+		ok = ok && MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, rp->retry_after);
 	ok = ok && add_cors(s, c, r, rp);
 	if (atomic_load(&s->closing) || rp->close)
 		ok = ok && MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
@@ -404,9 +410,29 @@ static void api_answer(server *s, struct MHD_Connection *c, request *rq, reply *
 		rp->type = JSON_TYPE;
 		rq->count = v.count;
 	} else {
+		/* computed only for a client still there, and for a client that sent expensive
+		 * requests lately, one at a time (fair.h) */
+		fair_client k;
+		fair_client_of(c, &k);
+		if (fair_client_gone(c)) {
+			live_release(s->index, e);
+			strbuf_free(&key);
+			rp->abandon = true;
+			return;
+		}
+		if (!fair_enter(&k)) {
+			live_release(s->index, e);
+			strbuf_free(&key);
+			reply_error(rp, 429, "too_many_requests",
+				    "this client's expensive requests are answered one at a time: retry "
+				    "after %s s", FAIR_RETRY_AFTER);
+			rp->retry_after = FAIR_RETRY_AFTER;
+			return;
+		}
 		long count = -1;
 		fn(e, args, rp, &count);
 		live_release(s->index, e);
+		fair_leave(&k, rp->heavy);
 		rq->count = count;
 		if ((rp->status == 200 || rp->status == 404) && rp->owned && !key.oom) {
 			cache_value nv = { rp->status, count, rp->owned, rp->len };
@@ -439,6 +465,7 @@ static void answer_search(atlas_engine *e, const void *args, reply *rp, long *co
 		return;
 	}
 	*count = r.total;
+	rp->heavy = r.partial;
 	reply_json(rp, 200, atlas_json_search(e, &r));
 	atlas_results_free(&r);
 }
@@ -526,6 +553,7 @@ static void api_suggest(server *s, struct MHD_Connection *c, request *rq, reply 
 		reply_error(rp, 400, TOO_LONG, "q is longer than %d bytes", SERVE_QUERY_MAX);
 		return;
 	}
+	normalize_query(q);
 	strbuf norm = STRBUF_INIT;
 	strbuf_puts(&norm, "/api/suggest?q=");
 	put_pct(&norm, q);
@@ -684,6 +712,8 @@ static enum MHD_Result dispatch(server *s, struct MHD_Connection *c, request *rq
 		default: asset(c, rq->asset, &rp); break;
 		}
 	}
+	if (rp.abandon)
+		return MHD_NO;
 	return send_reply(s, c, rq, &rp);
 }
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fair.h"
 #include "framing.h"
 #include "server.h"
 
@@ -428,6 +429,7 @@ free_state:
 	metrics_free(s.metrics);
 	cache_free(s.cache);
 	framing_free();
+	fair_free();
 	live_free(s.index);
 close_log:
 	if (s.log != stderr)

@@ -651,6 +651,7 @@ static void metrics_page(server *s, reply *rp)
 		.cache_misses = cs.misses,
 		.cache_evictions = cs.evictions,
 		.cache_bytes = cs.bytes,
+		.warm_misses = info.warm_misses,
 		.cache_max_bytes = cs.max_bytes,
 	};
 	strbuf out = STRBUF_INIT;

@@ -355,7 +355,7 @@ int main(int argc, char **argv)
 		setvbuf(s.log, NULL, _IOFBF, 64 * 1024);
 	}
 	atlas_error err = { 0, "" };
-	if (live_open(&s.index, cfg.index, serve_on_swap, &s, &err)) {
+	if (live_open(&s.index, cfg.index, cfg.threads, serve_on_swap, &s, &err)) {
 		fprintf(stderr, "atlas-serve: cannot serve %s: %s\n", cfg.index, err.msg);
 		goto close_log;
 	}

@@ -10,7 +10,7 @@ over keep-alive connections on 127.0.0.1 (search, suggest, next, healthz). Expec
     results for queries that always have some);
   - every good replacement is swapped in and every corrupt one refused (/healthz counters);
   - memory steady: VmRSS of the server at the end at most 10 % above VmRSS a second after the
-    first swap, and within 10 % of VmRSS after the warm-up (the 10th replacement), and no upward trend
+    first swap and above VmRSS after the warm-up (the 10th replacement), and no upward trend
     (the median of the last third of the samples within 10 % of the first third's); valgrind finds
     no leak in the swap path (test faults-valgrind);
   - bounded: the whole run takes under 60 s and stops by itself; SIGTERM exits 0.
@@ -179,8 +179,11 @@ def main():
                 % (h_end['swaps_refused'] - h_start['swaps_refused'], refused))
         last_src = b_db if good % 2 else a_db
         F.check(h_end['build_id'] == builds[last_src], 'the last good build is served')
-        F.check(rss_warm is not None and abs(rss_end - rss_warm) <= 0.10 * rss_warm,
-                'memory steady: VmRSS at the end within 10 %% of after the warm-up '
+        # taken just after a replacement, the warm-up sample may catch a swap under way (the new
+        # build's engines opened and warmed before the old ones go): lower at the end is no leak,
+        # higher by more than 10 % is
+        F.check(rss_warm is not None and rss_end <= 1.10 * rss_warm,
+                'memory steady: VmRSS at the end at most 10 %% above after the warm-up '
                 '(%s -> %d KiB)' % (rss_warm, rss_end))
         # a sample taken while two builds coexist during a swap runs higher: no upward trend is
         # what counts, the last third's median no more than 10 % over the first third's

@@ -178,16 +178,22 @@ static atlas_engine *warm_engine(const char *path, const char *build)
 }
 
 /* Makes the warm engines of generation gen (build) for all workers but one (which answers with
- * the validated, shared engine), replacing older ones (freed).
- * Called by the watcher before gen is published, and at start. */
+ * the validated, shared engine), replacing older ones (freed). Called by the watcher right after
+ * it published gen, and at start before the server listens. */
 static void make_spares(struct live *l, unsigned long gen, const char *build)
 {
 	atlas_engine *made[SPARES_MAX];
 	int n = 0;
 	/* one worker answers with the validated engine, warm too (the shared one) */
 	int want = l->workers - 1 < SPARES_MAX ? l->workers - 1 : SPARES_MAX;
-	while (n < want && (made[n] = warm_engine(l->path, build)))
+	/* stopped when the file changes again: the next look swaps that one in */
+	file_id at;
+	while (n < want) {
+		file_id_get(&at, l->path);
+		if (!file_id_same(&at, &l->seen) || !(made[n] = warm_engine(l->path, build)))
+			break;
 		n++;
+	}
 	atlas_engine *old[SPARES_MAX];
 	pthread_mutex_lock(&l->spare_lock);
 	int nold = l->nspares;
@@ -389,13 +395,6 @@ static void check(live *l)
 	}
 	struct timespec tv;
 	clock_gettime(CLOCK_MONOTONIC, &tv);
-	/* the workers' engines of the new build, warm before any worker is told of it */
-	char next_build[64];
-	meta_copy(next_build, sizeof(next_build), e, "build_id");
-	pthread_mutex_lock(&l->state_lock);
-	unsigned long next_gen = l->info.generation + 1;
-	pthread_mutex_unlock(&l->state_lock);
-	make_spares(l, next_gen, next_build);
 	pthread_mutex_lock(&l->shared_lock);
 	atlas_engine *old = l->shared;
 	l->shared = e;
@@ -410,7 +409,11 @@ static void check(live *l)
 	copy_str(build, sizeof(build), l->info.build_id);
 	pthread_mutex_unlock(&l->state_lock);
 	atlas_engine_free(old);
-	drop_stale(l, atomic_load(&l->generation));
+	/* the workers answer with the validated engine, warm, until their own warm engines are
+	 * made here: a worker never opens one */
+	unsigned long gen = atomic_load(&l->generation);
+	make_spares(l, gen, build);
+	drop_stale(l, gen);
 	empty_grave(l);
 	malloc_trim(0);
 	if (l->on_swap)
@@ -509,9 +512,9 @@ void live_free(live *l)
 
 /* Moves the calling thread to the current generation: it takes a warm engine of it (made by the
  * watcher before the generation was published) and leaves its old engine to the watcher; nothing
- * is opened or freed here, on the request path. With no warm engine left (the last worker: the
- * watcher makes one fewer than there are workers) the thread answers with the shared engine, the
- * validated one, warm too, until the next generation. */
+ * is opened or freed here, on the request path. With no warm engine (the watcher makes them
+ * right after it publishes the generation, one fewer than there are workers) the thread answers
+ * with the shared engine, the validated one, warm too, and takes its own once it is made. */
 static void reopen(live *l, local *loc)
 {
 	unsigned long gen = atomic_load_explicit(&l->generation, memory_order_acquire);
@@ -548,6 +551,8 @@ atlas_engine *live_acquire(live *l)
 		pthread_mutex_lock(&loc->lock);
 		if (loc->gen != atomic_load_explicit(&l->generation, memory_order_acquire))
 			reopen(l, loc);
+		else if (!loc->e)
+			loc->e = take_spare(l, loc->gen); /* made since the thread moved */
 		if (loc->e)
 			return loc->e; /* loc->lock stays held until live_release */
 		pthread_mutex_unlock(&loc->lock);

@@ -2,11 +2,12 @@
 """Hot swap without a stall (real corpus, atlas-serve --threads 2, response cache off).
 
 Two keep-alive clients search without pause while the served index is replaced 8 times (two
-builds alternately, 0.6 s apart). Every engine a worker answers with is opened and warmed by the
-watcher before the swap is published, so:
+builds alternately, 0.6 s apart). No worker opens an engine on its request path: after a swap
+the workers answer with the validated engine (warm: one search ran on it) until the watcher has
+opened and warmed one engine for each of the others, which they then take. So:
   - every request is answered 200 and every replacement is swapped in;
-  - atlas_engine_warm_misses_total stays 0: no worker opened an engine, or fell back to the
-    shared one, on its request path, at start or after any swap;
+  - settled after the swaps, atlas_engine_warm_misses_total (requests that waited for the
+    shared engine) no longer grows: every worker has a warm engine of its own;
   - the latency of the requests in the 200 ms after each swap is counted against 10 ms and
     printed beside the rest (for docs/RELIABILITY.md; not asserted: the machine is shared).
 The first request of each worker after start counts too: the server's workers have their warm
@@ -76,6 +77,11 @@ def main():
             F.wait_for(lambda: srv.health()['swaps'] >= want, 5)
             swaps_at.append(time.monotonic())
             time.sleep(0.6)
+        # settled: each worker has its own warm engine again, so none waits for the shared one
+        time.sleep(1.0)
+        waits_settled = metric(srv, 'atlas_engine_warm_misses_total')
+        time.sleep(1.5)
+        waits_after = metric(srv, 'atlas_engine_warm_misses_total')
         stop.set()
         for t in ts:
             t.join()
@@ -83,8 +89,9 @@ def main():
         F.check(h['swaps'] == 8, '8 replacements swapped in (%d)' % h['swaps'])
         F.check(all(s[2] == 200 for s in samples) and len(samples) > 100,
                 '%d requests during the swaps, all 200' % len(samples))
-        F.check(metric(srv, 'atlas_engine_warm_misses_total') == 0,
-                'no worker opened an engine or used the shared one on its request path')
+        F.check(waits_after == waits_settled,
+                'settled after the swaps, no request waits for the shared engine (%d waits in '
+                'all, %d in the last 1.5 s)' % (waits_after, waits_after - waits_settled))
         near = [s for s in samples if any(0 <= s[0] - at <= 0.2 for at in swaps_at)]
         slow_near = sum(1 for s in near if s[1] > 0.010)
         slow_all = sum(1 for s in samples if s[1] > 0.010)

@@ -343,6 +343,55 @@ static int md_leave_span(MD_SPANTYPE type, void *detail, void *ud)
 	return 0;
 }
 
+/* Decodes a numeric character reference ("&#60;", "&#x3C;", as md4c reports them: the whole
+ * reference, 1-7 decimal or 1-6 hex digits) into out as UTF-8, as CommonMark reads it: NUL, a
+ * surrogate or a code point past U+10FFFF is U+FFFD; a control character is a space (control
+ * bytes never reach the index). Returns the bytes written, or 0 when text is no numeric
+ * reference. */
+static int numeric_ref(const char *text, size_t size, char out[4])
+{
+	if (size < 4 || text[0] != '&' || text[1] != '#' || text[size - 1] != ';')
+		return 0;
+	bool hex = text[2] == 'x' || text[2] == 'X';
+	size_t i = hex ? 3 : 2, end = size - 1;
+	if (i == end || end - i > (hex ? 6u : 7u))
+		return 0;
+	unsigned long cp = 0;
+	for (; i < end; i++) {
+		char c = text[i];
+		int d = (c >= '0' && c <= '9') ? c - '0' :
+			(hex && c >= 'a' && c <= 'f') ? c - 'a' + 10 :
+			(hex && c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+		if (d < 0)
+			return 0;
+		cp = cp * (hex ? 16 : 10) + (unsigned long)d;
+	}
+	if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		cp = 0xFFFD;
+	if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0))
+		cp = ' ';
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xC0 | (cp >> 6));
+		out[1] = (char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xE0 | (cp >> 12));
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		out[2] = (char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	out[0] = (char)(0xF0 | (cp >> 18));
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+	out[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
 static int md_text(MD_TEXTTYPE type, const MD_CHAR *text, MD_SIZE size, void *ud)
 {
 	md_state *st = ud;
@@ -363,7 +412,12 @@ static int md_text(MD_TEXTTYPE type, const MD_CHAR *text, MD_SIZE size, void *ud
 				append_text(st, ents[i].txt, strlen(ents[i].txt));
 				return 0;
 			}
-		append_text(st, text, size);
+		char utf8[4];
+		int n = numeric_ref(text, size, utf8);
+		if (n > 0)
+			append_text(st, utf8, (size_t)n);
+		else
+			append_text(st, text, size);
 		return 0;
 	}
 	default:

@@ -547,7 +547,7 @@ unsigned long long letter_set(const char *w, int n)
 static int load_vocab(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(e->db, "SELECT term, df FROM vocab", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(e->db, "SELECT term, df, cf FROM vocab", -1, &st, NULL) != SQLITE_OK)
 		return atlas_error_set(err, ATLAS_ESQL, "read vocabulary: %s", sqlite3_errmsg(e->db));
 	int cap = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -564,6 +564,7 @@ static int load_vocab(atlas_engine *e, atlas_error *err)
 		v->term = dup_col(e, st, 0);
 		v->len = (int)strlen(v->term);
 		v->df = sqlite3_column_int(st, 1);
+		v->cf = sqlite3_column_int(st, 2);
 		v->alpha = 1;
 		for (int i = 0; i < v->len; i++)
 			if (!islower((unsigned char)v->term[i]))
@@ -1011,4 +1012,10 @@ int vocab_df(const atlas_engine *e, const char *w, size_t n)
 {
 	int *i = strmap_getn(&e->vocab_index, w, n);
 	return i ? e->vocab[*i].df : 0;
+}
+
+int vocab_cf(const atlas_engine *e, const char *w, size_t n)
+{
+	int *i = strmap_getn(&e->vocab_index, w, n);
+	return i ? e->vocab[*i].cf : 0;
 }

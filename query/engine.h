@@ -20,6 +20,24 @@ typedef struct atlas_engine atlas_engine;
 #define ATLAS_ENGINE_MEMORY_MAX (512LL << 20)
 
 struct atlas_doc;
+/* The work one search may do, counted by the engine as it goes (atlas_results.work). Past a
+ * bound the engine stops and answers with the best results found so far, marked partial:
+ * - postings: entries of the posting lists a retrieval step may read, the page counts (by stems)
+ *   of every word of every alternative of the words it looks for, charged per step; words are
+ *   admitted rarest first while their sum fits, and a step runs only when its sum still fits;
+ * - candidates: rows scored (pages a step returned, each scored by BM25);
+ * - expansions: vocabulary words compared for spelling corrections and prefix completions.
+ * The defaults hold every query of the relevance sets whole on indexes up to 10,000 explainers
+ * and bound the hostile shapes of docs/RELIABILITY.md ("Query cost") to about 20 normal queries. */
+#define ATLAS_WORK_POSTINGS 400000L
+#define ATLAS_WORK_CANDIDATES 20000L
+#define ATLAS_WORK_EXPANSIONS 10000L
+
+typedef struct atlas_work {
+	long postings;
+	long candidates;
+	long expansions;
+} atlas_work;
 
 typedef struct atlas_search_params {
 	const char *q;       /* the reader's text, any bytes (NUL-terminated) */
@@ -47,6 +65,14 @@ typedef struct atlas_search_more {
 	void *accept_ctx;
 	int sort;            /* ATLAS_SORT_RELEVANCE or ATLAS_SORT_LASTMOD (newest first) */
 } atlas_search_more;
+/* Sets the work budget of every search of the process from now on (a field 0 or less: its
+ * ATLAS_WORK_* default; NULL: the defaults). Call before any thread searches. */
+void atlas_set_work_budget(const atlas_work *budget);
+
+/* Parses "POSTINGS[,CANDIDATES[,EXPANSIONS]]" (positive numbers; a field left out or empty keeps
+ * its default) into *out, for the --budget flags of atlas-query and atlas-serve. Returns 0, or
+ * ATLAS_EINVAL. */
+int atlas_parse_work_budget(const char *s, atlas_work *out);
 
 /* The text of hits (headings, anchors, snippets, titles) is owned by their atlas_results. */
 typedef struct atlas_section_hit {
@@ -81,6 +107,13 @@ typedef struct atlas_results {
 				(of those retrieved, when total is an estimate); not serialized */
 	double took_ms;
 	int offset, limit;   /* the page of results asked for */
+	/* the work budget stopped the search: the results are the best found within it */
+	bool partial;
+	atlas_work work;     /* the work done, as counted against the budget */
+	/* quoted phrases of nothing but stop words, searched as separate words (a phrase of common
+	 * words walks position lists as long as the index), with the quotes: "\"the of\"" */
+	char *unquoted[8];
+	int nunquoted;
 	char *did_you_mean;  /* NULL when nothing was corrected */
 	atlas_hit *hits;
 	int nhits;

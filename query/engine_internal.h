@@ -29,6 +29,7 @@ typedef struct vocab_entry {
 	char *term;
 	int len;
 	int df;
+	int cf;     /* occurrences in all pages */
 	int alpha;  /* only lowercase ASCII letters: a candidate for spelling correction */
 } vocab_entry;
 
@@ -176,5 +177,7 @@ int engine_vocab_from(const atlas_engine *e, const char *word);
 unsigned long long letter_set(const char *w, int n);
 /* Document frequency of a folded surface word, 0 when unknown. */
 int vocab_df(const atlas_engine *e, const char *w, size_t n);
+/* Occurrences of vocabulary word w[0..n) in all pages (0 when unknown). */
+int vocab_cf(const atlas_engine *e, const char *w, size_t n);
 
 #endif

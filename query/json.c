@@ -297,6 +297,16 @@ static int total_pages(const atlas_results *r)
 	return pages < reachable ? pages : reachable;
 }
 
+/* Appends the unquoted phrases of r as JSON strings, comma-separated. Returns non-zero when out
+ * of memory. */
+static int put_unquoted(strbuf *sb, const atlas_results *r)
+{
+	int bad = 0;
+	for (int i = 0; !bad && i < r->nunquoted; i++)
+		bad = (i && strbuf_putc(sb, ',')) || put_string(sb, r->unquoted[i], false);
+	return bad;
+}
+
 char *atlas_json_search(const atlas_engine *e, const atlas_results *r)
 {
 	int limit = r->limit;
@@ -306,6 +316,8 @@ char *atlas_json_search(const atlas_engine *e, const atlas_results *r)
 		  put_num3(&sb, r->total) ||
 		  (r->total_exact ? PUT(&sb, ",\"total_exact\":true")
 				  : PUT(&sb, ",\"total_exact\":false")) ||
+		  (r->partial ? PUT(&sb, ",\"partial\":true") : PUT(&sb, ",\"partial\":false")) ||
+		  PUT(&sb, ",\"unquoted\":[") || put_unquoted(&sb, r) || PUT(&sb, "]") ||
 		  PUT(&sb, ",\"took_ms\":") || put_num3(&sb, r->took_ms) ||
 		  PUT(&sb, ",\"page\":") || put_num3(&sb, limit ? r->offset / limit + 1 : 1) ||
 		  PUT(&sb, ",\"hitsPerPage\":") || put_num3(&sb, limit) ||
@@ -325,7 +337,9 @@ char *atlas_json_search(const atlas_engine *e, const atlas_results *r)
 		      put_num3(&sb, r->topics[k].count) || strbuf_putc(&sb, '}');
 	bad = bad || PUT(&sb, "]}");
 	if (!bad && r->explain)
-		bad = PUT(&sb, ",\"explain\":") || put_string(&sb, r->explain, false);
+		bad = PUT(&sb, ",\"explain\":") || put_string(&sb, r->explain, false) ||
+		      strbuf_printf(&sb, ",\"work\":{\"postings\":%ld,\"candidates\":%ld,\"expansions\":%ld}",
+				    r->work.postings, r->work.candidates, r->work.expansions) != 0;
 	if (bad || strbuf_putc(&sb, '}')) {
 		strbuf_free(&sb);
 		return NULL;

@@ -29,7 +29,9 @@ static const char usage[] =
 	"  --offset N       results to skip, 0-1000\n"
 	"  --type T         only pages of type T: explainer, guide, topic or page\n"
 	"  --topic PATH     only pages in topic PATH (e.g. systems/caching) or below it\n"
-	"  --explain        show per-field BM25, boosts, corrections and expansions\n"
+	"  --explain        show per-field BM25, boosts, corrections, expansions and the work done\n"
+	"  --budget P[,C[,E]] the work budget of a search: postings, candidates, expansions\n"
+	"                   (default 400000,20000,10000, as atlas-serve's)\n"
 	"  --next PATH      read-next suggestions for the page at PATH\n"
 	"  --guide SLUG     with --next: the guide the reader follows\n"
 	"  --seen PATHS     with --next: comma-separated paths already read\n"
@@ -118,7 +120,7 @@ int main(int argc, char **argv)
 		{ "index", required_argument, NULL, 'i' },   { "json", no_argument, NULL, 'j' },
 		{ "limit", required_argument, NULL, 'l' },   { "offset", required_argument, NULL, 'o' },
 		{ "type", required_argument, NULL, 't' },    { "topic", required_argument, NULL, 'T' },
-		{ "explain", no_argument, NULL, 'x' },       { "next", required_argument, NULL, 'n' },
+		{ "explain", no_argument, NULL, 'x' },       { "budget", required_argument, NULL, 'b' },       { "next", required_argument, NULL, 'n' },
 		{ "guide", required_argument, NULL, 'g' },   { "seen", required_argument, NULL, 's' },
 		{ "suggest", required_argument, NULL, 'S' }, { "stats", no_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },          { "version", no_argument, NULL, 'V' },
@@ -144,6 +146,16 @@ int main(int argc, char **argv)
 		case 't': sp.type = optarg; break;
 		case 'T': sp.topic = optarg; break;
 		case 'x': sp.explain = true; break;
+		case 'b': {
+			atlas_work w;
+			if (atlas_parse_work_budget(optarg, &w)) {
+				fprintf(stderr, "atlas-query: --budget must be POSTINGS[,CANDIDATES[,EXPANSIONS]], "
+						"positive numbers\n");
+				return 2;
+			}
+			atlas_set_work_budget(&w);
+			break;
+		}
 		case 'n': next = optarg; break;
 		case 'g': guide = optarg; break;
 		case 's': seen = optarg; break;

@@ -61,6 +61,11 @@ typedef struct plan {
 				    RANK_BROAD_DF or not */
 	int est_any;             /* at most this many pages hold any content word: the work of step 2 */
 	bool partial;            /* retrieval stopped at the titles or the important fields */
+	atlas_work budget, work; /* the search's work budget, the work done (see engine.h) */
+	bool budget_hit;         /* a bound was reached: the results are partial */
+	long step_cost;          /* postings a retrieval step may read: the admitted words' */
+	char *unquoted[8];       /* phrases of stop words only, searched as separate words */
+	int nunquoted;
 	int nphrases;
 	bool corrected;
 	bool no_correct;         /* atlas_search_params.no_correct: words are searched as typed */
@@ -90,6 +95,8 @@ static void plan_free(plan *pl)
 	strbuf_free(&pl->titles_strict);
 	strbuf_free(&pl->titles_relaxed);
 	strbuf_free(&pl->excluded);
+	for (int i = 0; i < pl->nunquoted; i++)
+		free(pl->unquoted[i]);
 }
 
 static void add_alt(qterm *t, const char *text, size_t n, bool prefix)
@@ -196,7 +203,7 @@ static bool inflection_of(const atlas_engine *e, const char *a, int na, const ch
 
 /* The best correction of a word not in the vocabulary (or much rarer than a neighbour), or NULL:
  * never another form of the same word, which matches the same pages. */
-static const char *correct_word(const atlas_engine *e, const char *w, bool maybe_prefix)
+static const char *correct_word(const atlas_engine *e, const char *w, bool maybe_prefix, plan *pl)
 {
 	int len = (int)strlen(w);
 	if (len < TYPO_MIN_LEN || len > 40)
@@ -220,6 +227,13 @@ static const char *correct_word(const atlas_engine *e, const char *w, bool maybe
 	int best_d = max + 1;
 	int lo_len = len - max < 0 ? 0 : len - max, hi_len = len + max > VOCAB_MAX_LEN ? VOCAB_MAX_LEN : len + max;
 	unsigned long long letters = letter_set(w, len);
+	/* the expansions budget: the words compared, checked before the scan */
+	long scan = e->by_len_start[hi_len + 1] - e->by_len_start[lo_len];
+	if (pl->work.expansions + scan > pl->budget.expansions) {
+		pl->budget_hit = true;
+		return NULL;
+	}
+	pl->work.expansions += scan;
 	for (int j = e->by_len_start[lo_len]; j < e->by_len_start[hi_len + 1]; j++) {
 		if (more_bits_than(letters ^ e->by_len_letters[j], 2 * max))
 			continue; /* too many letters in one word only: further than max edits */
@@ -402,7 +416,7 @@ static void one_letter_done(qterm *t)
 	t->prefix_from = 0;
 }
 
-static void expand_prefix(atlas_engine *e, const plan *pl, qterm *t)
+static void expand_prefix(atlas_engine *e, plan *pl, qterm *t)
 {
 	size_t len = strlen(t->word);
 	int lo = engine_vocab_from(e, t->word);
@@ -412,7 +426,10 @@ static void expand_prefix(atlas_engine *e, const plan *pl, qterm *t)
 	int ntop = 0, i;
 	bool dropped = false; /* a word with the prefix that no phrase of the term will match */
 	int min_df = (int)(vocab_df(e, t->word, len) * PREFIX_MIN_SHARE);
-	for (i = lo; i < e->nvocab && i < lo + 5000; i++) {
+	/* at most 5,000 words, fewer when the expansions budget has less left */
+	long left = pl->budget.expansions - pl->work.expansions;
+	int scan = left < 5000 ? (left > 0 ? (int)left : 0) : 5000;
+	for (i = lo; i < e->nvocab && i < lo + scan; i++) {
 		const vocab_entry *v = &e->vocab[i];
 		if (strncmp(v->term, t->word, len) != 0)
 			break;
@@ -442,6 +459,7 @@ static void expand_prefix(atlas_engine *e, const plan *pl, qterm *t)
 		}
 		top[k] = v;
 	}
+	pl->work.expansions += i - lo;
 	char stems[2 * PREFIX_EXPANSIONS + 1][64];
 	int nstems = 0;
 	atlas_stem(e->analyzer, t->word, (int)len, stems[nstems++], sizeof(stems[0]));
@@ -473,7 +491,10 @@ static void expand_prefix(atlas_engine *e, const plan *pl, qterm *t)
 		return;
 	}
 	int nfrequent = 0;
-	dropped |= i == lo + 5000 && i < e->nvocab && strncmp(e->vocab[i].term, t->word, len) == 0;
+	bool more = i == lo + scan && i < e->nvocab && strncmp(e->vocab[i].term, t->word, len) == 0;
+	dropped |= more;
+	if (more && scan < 5000)
+		pl->budget_hit = true;
 	for (int k = 0; k < ntop; k++) {
 		char st[64];
 		atlas_stem(e->analyzer, top[k]->term, top[k]->len, st, sizeof(st));
@@ -496,6 +517,52 @@ static void expand_prefix(atlas_engine *e, const plan *pl, qterm *t)
 	t->prefix_covered = !dropped;
 }
 
+/* Whether every word of a phrase's units is a stop word. */
+static bool stop_phrase(const units_ctx *u)
+{
+	for (int i = 0; i < u->n; i++)
+		if (!atlas_is_stopword(u->w[i], strlen(u->w[i])))
+			return false;
+	return u->n > 0;
+}
+
+static qterm *new_term(plan *pl);
+
+/* A quoted phrase of nothing but stop words: matching it intersects position lists that cover
+ * nearly every page, so it is searched as its words, each once, as stop words (the query's
+ * content words decide; with none, the stop words are the query), or left out when excluded.
+ * The phrase is recorded, quoted, for the results (atlas_results.unquoted). */
+static void unquote(plan *pl, const query_clause *cl, const units_ctx *u)
+{
+	if (pl->nunquoted < 8) {
+		strbuf q = STRBUF_INIT;
+		strbuf_printf(&q, "%s\"", cl->negated ? "-" : "");
+		for (int i = 0; i < u->n; i++)
+			strbuf_printf(&q, "%s%s", i ? " " : "", u->w[i]);
+		strbuf_putc(&q, '"');
+		if (!q.oom)
+			pl->unquoted[pl->nunquoted++] = strbuf_detach(&q);
+		strbuf_free(&q);
+	}
+	for (int i = 0; i < u->n && !cl->negated; i++) {
+		bool known = false;
+		for (int k = 0; k < pl->nterms && !known; k++)
+			known = !pl->terms[k].negated && !pl->terms[k].phrase &&
+				strcmp(pl->terms[k].word, u->w[i]) == 0;
+		qterm *t = known ? NULL : new_term(pl);
+		if (!t)
+			continue;
+		t->word = strdup(u->w[i]);
+		if (!t->word) {
+			pl->nterms--;
+			continue;
+		}
+		t->stop = true;
+		word_alts(t, t->word);
+		t->prefix_from = t->nalts;
+	}
+}
+
 static qterm *new_term(plan *pl)
 {
 	if (pl->nterms == MAX_TERMS)
@@ -514,6 +581,10 @@ static void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
 			      (int)strlen(cl->text), unit_token, &u);
 		if (u.n == 0)
 			goto next_clause;
+		if (cl->phrase && stop_phrase(&u)) {
+			unquote(pl, cl, &u);
+			goto next_clause;
+		}
 		if (cl->phrase) {
 			qterm *t = new_term(pl);
 			if (!t)
@@ -561,7 +632,7 @@ static void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
 			if (syn >= 0)
 				expand_synonyms(e, t, syn);
 			else if (!t->stop && !cl->negated && !pl->no_correct) {
-				const char *fix = correct_word(e, t->word, t->prefix);
+				const char *fix = correct_word(e, t->word, t->prefix, pl);
 				if (fix) {
 					/* an unknown word is replaced in the search; a known but rare one
 					 * ("election" beside "selection") is only offered as did_you_mean */
@@ -732,9 +803,10 @@ static bool held_expression(atlas_engine *e, const plan *pl)
  * alike) or their titles (the titles table: the title column alone), scoring every row and keeping
  * what it matched; matches kept from a narrower tier are not all of the page's. With held, the
  * expression (whole pages only) is evaluated over the engine's postings instead, to the same rows,
- * scores and matches. Adds to *rows the rows seen. Returns 0 or ATLAS_ESQL. */
+ * scores and matches. Takes at most cap rows from SQLite (the held postings, small, are taken
+ * whole). Adds to *rows the rows seen. Returns 0 or ATLAS_ESQL. */
 static int run_match(atlas_engine *e, const char *expr, bool strict, match_tier tier, bool held,
-		     int *rows, atlas_error *err)
+		     long cap, int *rows, atlas_error *err)
 {
 	row_sink sink = { e, strict, tier, 0 };
 	if (held && tier == TIER_PAGES && postings_run(e->postings, &e->rec, strict, take_row, &sink) >= 0) {
@@ -745,9 +817,12 @@ static int run_match(atlas_engine *e, const char *expr, bool strict, match_tier 
 			   : tier == TIER_FIELDS ? e->st_match_fields
 						 : e->st_match;
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+	int rc = SQLITE_DONE;
+	/* at most cap rows: the candidates budget (a step stopped there keeps what it found) */
+	while (sink.rows < cap && (rc = sqlite3_step(st)) == SQLITE_ROW)
 		take_row(&sink, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1));
+	if (rc == SQLITE_ROW)
+		rc = SQLITE_DONE;
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	*rows += sink.rows;
@@ -838,6 +913,80 @@ static int alt_df(atlas_engine *e, const char *alt)
 	phrase_df_close(&x);
 	free(text);
 	return x.df > 0 ? x.df : 0;
+}
+
+/* Adds the posting entries of each token (colocated ones included: each has a list of its own) to
+ * the sum at ctx. */
+static int postings_token(void *ctx, int tflags, const char *tok, int n, int start, int end)
+{
+	struct { atlas_engine *e; long sum; } *x = ctx;
+	(void)tflags;
+	(void)start;
+	(void)end;
+	/* a page's entry holds each position, and every one is scored: a word's occurrences when
+	 * the vocabulary knows it, else its stem's pages (stop words have no stem entry) */
+	int df = stem_df(x->e, tok, n);
+	int cf = vocab_cf(x->e, tok, (size_t)n);
+	x->sum += df > cf ? df : cf;
+	return SQLITE_OK;
+}
+
+/* The posting-list entries a step may read for alternative alt (an FTS5 string): the page count
+ * of every token of it, summed. */
+static long alt_postings(atlas_engine *e, const char *alt)
+{
+	size_t n = strlen(alt);
+	char *text = malloc(n + 1);
+	if (!text)
+		return 0;
+	size_t o = 0;
+	for (size_t i = 1; i < n; i++) {
+		if (alt[i] == '"' && alt[i + 1] == '"')
+			text[o++] = alt[i++];
+		else if (alt[i] != '"' && alt[i] != '*')
+			text[o++] = alt[i];
+	}
+	text[o] = '\0';
+	struct { atlas_engine *e; long sum; } x = { e, 0 };
+	atlas_analyze(e->analyzer, FTS5_TOKENIZE_QUERY, text, (int)o, postings_token, &x);
+	free(text);
+	return x.sum;
+}
+
+/* Admits the plan's positive terms rarest first (by the postings of their alternatives) while
+ * their sum fits half the postings budget (two steps, the all-words and any-word passes, fit),
+ * the first one always; the others become stop words (left
+ * out of the expressions) and mark the search partial. Sets pl->step_cost to the admitted sum. */
+static void budget_terms(atlas_engine *e, plan *pl)
+{
+	long cost[MAX_TERMS];
+	int order[MAX_TERMS], n = 0;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated || t->stop)
+			continue;
+		cost[i] = 0;
+		for (int k = 0; k < t->nalts; k++)
+			cost[i] += alt_postings(e, t->alts[k]);
+		int j = n++;
+		while (j > 0 && cost[order[j - 1]] > cost[i]) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+	long sum = 0;
+	for (int j = 0; j < n; j++) {
+		qterm *t = &pl->terms[order[j]];
+		if (j == 0 || sum + cost[order[j]] <= pl->budget.postings / 2) {
+			sum += cost[order[j]];
+			continue;
+		}
+		t->stop = true;
+		pl->npositive--;
+		pl->budget_hit = true;
+	}
+	pl->step_cost = sum;
 }
 
 /* Estimates the pages holding any content word of the plan and no excluded word, from the page
@@ -1843,6 +1992,46 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+int atlas_parse_work_budget(const char *s, atlas_work *out)
+{
+	long v[3] = { 0, 0, 0 };
+	int k = 0;
+	const char *p = s;
+	for (; k < 3; k++) {
+		char *end = (char *)p;
+		if (*p != ',' && *p) {
+			if (*p < '0' || *p > '9')
+				return ATLAS_EINVAL;
+			v[k] = strtol(p, &end, 10);
+			if (v[k] <= 0 || v[k] > 1000000000L)
+				return ATLAS_EINVAL;
+		}
+		if (*end == '\0')
+			break;
+		if (*end != ',')
+			return ATLAS_EINVAL;
+		p = end + 1;
+	}
+	if (k == 3 || !*s)
+		return ATLAS_EINVAL;
+	*out = (atlas_work){ v[0], v[1], v[2] };
+	return 0;
+}
+
+/* The work budget of every search (atlas_set_work_budget). */
+static atlas_work work_budget = { ATLAS_WORK_POSTINGS, ATLAS_WORK_CANDIDATES, ATLAS_WORK_EXPANSIONS };
+
+void atlas_set_work_budget(const atlas_work *b)
+{
+	work_budget = (atlas_work){ ATLAS_WORK_POSTINGS, ATLAS_WORK_CANDIDATES, ATLAS_WORK_EXPANSIONS };
+	if (b && b->postings > 0)
+		work_budget.postings = b->postings;
+	if (b && b->candidates > 0)
+		work_budget.candidates = b->candidates;
+	if (b && b->expansions > 0)
+		work_budget.expansions = b->expansions;
+}
+
 int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params *p, atlas_error *err)
 {
 	return atlas_search_with(res, e, p, NULL, err);
@@ -1876,7 +2065,9 @@ int atlas_search_with(atlas_results *res, atlas_engine *e, const atlas_search_pa
 	plan pl;
 	plan_init(&pl);
 	pl.no_correct = p->no_correct;
+	pl.budget = work_budget;
 	analyze_query(e, &pl, &q);
+	budget_terms(e, &pl);
 	build_expressions(&pl);
 	term_weights(e, &pl);
 	parsed_query_free(&q);
@@ -1924,11 +2115,25 @@ int atlas_search_with(atlas_results *res, atlas_engine *e, const atlas_search_pa
 	if (broad && pl.excluded.len && (rc = exclude_pages(e, strbuf_str(&pl.excluded), err)))
 		goto out;
 	strbuf trace = STRBUF_INIT; /* the steps taken, for explain */
+	int steps = 0;
 	for (int pass = all_first ? 0 : 1; pass < 2 && found < want; pass++) {
 		for (int tier = broad ? TIER_TITLES : TIER_PAGES; tier <= TIER_PAGES && found < want; tier++) {
+			/* the work budget: a step after the first only when its postings and a row
+			 * still fit */
+			if (steps && (pl.work.postings + pl.step_cost > pl.budget.postings ||
+				      pl.work.candidates >= pl.budget.candidates)) {
+				pl.budget_hit = true;
+				pass = 2;
+				break;
+			}
+			steps++;
+			pl.work.postings += pl.step_cost;
 			nrows = 0;
 			rc = run_match(e, tier == TIER_TITLES ? titled[pass] : passes[pass], pass == 0, tier, held,
-				       &nrows, err);
+				       pl.budget.candidates - pl.work.candidates, &nrows, err);
+			pl.work.candidates += nrows;
+			if (nrows >= pl.budget.candidates - (pl.work.candidates - nrows))
+				pl.budget_hit = true;
 			if (rc) {
 				strbuf_free(&trace);
 				goto out;
@@ -1950,6 +2155,18 @@ int atlas_search_with(atlas_results *res, atlas_engine *e, const atlas_search_pa
 			res->explain = strbuf_detach(&all);
 		}
 		strbuf_free(&all);
+	}
+	if (p->explain && res->explain) {
+		strbuf w = STRBUF_INIT;
+		strbuf_printf(&w, "%swork: postings %ld of %ld, candidates %ld of %ld, expansions %ld of %ld%s\n",
+			      res->explain, pl.work.postings, pl.budget.postings, pl.work.candidates,
+			      pl.budget.candidates, pl.work.expansions, pl.budget.expansions,
+			      pl.budget_hit ? ": partial" : "");
+		if (!w.oom) {
+			free(res->explain);
+			res->explain = strbuf_detach(&w);
+		}
+		strbuf_free(&w);
 	}
 	strbuf_free(&trace);
 
@@ -2081,6 +2298,11 @@ facets:
 	res->hits = calloc(1, sizeof(atlas_hit));
 out:
 	free(rk);
+	res->partial = pl.budget_hit;
+	res->work = pl.work;
+	for (int i = 0; i < pl.nunquoted; i++)
+		res->unquoted[res->nunquoted++] = pl.unquoted[i];
+	pl.nunquoted = 0;
 	plan_free(&pl);
 	res->took_ms = now_ms() - t0;
 	if (rc)
@@ -2100,5 +2322,7 @@ void atlas_results_free(atlas_results *res)
 	free(res->query);
 	free(res->did_you_mean);
 	free(res->explain);
+	for (int i = 0; i < res->nunquoted; i++)
+		free(res->unquoted[i]);
 	memset(res, 0, sizeof(*res));
 }

@@ -44,6 +44,10 @@ typedef struct reply {
 	bool negotiated;             /* the body's encoding follows Accept-Encoding (adds Vary) */
 	const char *encoding;        /* Content-Encoding of the body, NULL for identity */
 	const char *www_authenticate; /* WWW-Authenticate of a 401, NULL for none */
+	bool close;                  /* add Connection: close (a refused framing) */
+	const char *retry_after;     /* Retry-After (a 429), NULL for none */
+	bool heavy;                  /* the work budget cut the answer (fair.h) */
+	bool abandon;                /* the client has gone: close without an answer */
 } reply;
 
 /* Makes json (malloc'd, may be NULL when serialization ran out of memory; taken over) the body
@@ -58,9 +62,11 @@ void reply_error(reply *rp, int status, const char *code, const char *fmt, ...)
 typedef void (*answer_fn)(atlas_engine *e, const void *args, reply *rp, long *count);
 
 /* Answers the API request whose normalized form is norm into rp: from the cache when it holds the
- * answer for the served build, else with fn on this thread's engine (then cached). Sets *count
+ * answer for the served build, else with fn on this thread's engine (then cached). An answer to
+ * compute is not computed when the client of connection c has gone (rp->abandon) or when it is
+ * one of a client's expensive requests beyond those fair.h lets through (a 429). Sets *count
  * (results, -1 when not known) and build (the served build id). Never fails: errors are replies. */
-void api_compute(server *s, const strbuf *norm, answer_fn fn, const void *args, reply *rp, long *count,
+void api_compute(server *s, struct MHD_Connection *c, const strbuf *norm, answer_fn fn, const void *args, reply *rp, long *count,
 		 char build[64]);
 
 /* The answer_fns of /api/search (args: a search_request of params.h) and /api/next (args: an
@@ -68,8 +74,8 @@ void api_compute(server *s, const strbuf *norm, answer_fn fn, const void *args, 
 void answer_search(atlas_engine *e, const void *args, reply *rp, long *count);
 void answer_next(atlas_engine *e, const void *args, reply *rp, long *count);
 
-/* POST /api/batch (batch.c): the body of rq holds the requests. */
-void api_batch(server *s, request *rq, reply *rp);
+/* POST /api/batch (batch.c): the body of rq holds the requests; c is the client's connection. */
+void api_batch(server *s, struct MHD_Connection *c, request *rq, reply *rp);
 
 /* The Meilisearch-compatible routes (meili.c). meili_route returns whether url is one of them;
  * meili_answer answers rq (method, headers of c, body) into rp. */

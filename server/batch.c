@@ -29,7 +29,7 @@ static void put_answer(strbuf *out, reply *rp)
 }
 
 /* Answers one item of a batch ({"endpoint": "search"|"next", "params": {...}}) into rp. */
-static void batch_item(server *s, const cJSON *item, reply *rp, long *count)
+static void batch_item(server *s, struct MHD_Connection *c, const cJSON *item, reply *rp, long *count)
 {
 	char build[64];
 	params ps;
@@ -62,14 +62,14 @@ static void batch_item(server *s, const cJSON *item, reply *rp, long *count)
 		if (search_request_parse(&sr, &ps, &pe))
 			reply_error(rp, pe.status, pe.code, "%s", pe.msg);
 		else
-			api_compute(s, &sr.norm, answer_search, &sr, rp, count, build);
+			api_compute(s, c, &sr.norm, answer_search, &sr, rp, count, build);
 		search_request_free(&sr);
 	} else if (strcmp(name, "next") == 0 || strcmp(name, "/api/next") == 0) {
 		next_request nr;
 		if (next_request_parse(&nr, &ps, &pe))
 			reply_error(rp, pe.status, pe.code, "%s", pe.msg);
 		else
-			api_compute(s, &nr.norm, answer_next, &nr.p, rp, count, build);
+			api_compute(s, c, &nr.norm, answer_next, &nr.p, rp, count, build);
 		next_request_free(&nr);
 	} else {
 		reply_error(rp, 400, "bad_parameter", "endpoint must be search or next");
@@ -78,7 +78,7 @@ static void batch_item(server *s, const cJSON *item, reply *rp, long *count)
 
 /* Answers POST /api/batch into rp: one array of {status, body}, or a 400/413 for the whole body.
  * Never fails (out of memory is a 500). */
-void api_batch(server *s, request *rq, reply *rp)
+void api_batch(server *s, struct MHD_Connection *c, request *rq, reply *rp)
 {
 	if (rq->body_too_large) {
 		reply_error(rp, 413, "body_too_large", "a batch is at most %d bytes", SERVE_BODY_MAX);
@@ -107,7 +107,7 @@ void api_batch(server *s, request *rq, reply *rp)
 		reply one;
 		long count;
 		memset(&one, 0, sizeof(one));
-		batch_item(s, item, &one, &count);
+		batch_item(s, c, item, &one, &count);
 		if (i++)
 			strbuf_putc(&out, ',');
 		put_answer(&out, &one);

@@ -1,4 +1,5 @@
-/* cache.c - the LRU response cache: a chained hash table over a doubly linked recency list. */
+/* cache.c - the LRU response cache: a chained hash table over a doubly linked recency list,
+ * bounded by entries and by bytes. */
 #include "cache.h"
 
 #include <pthread.h>
@@ -7,6 +8,9 @@
 
 #include "error.h"
 
+/* what an entry costs beyond its key and body: the entry itself and the allocator's headers */
+#define ENTRY_OVERHEAD (sizeof(entry) + 48)
+
 typedef struct entry {
 	struct entry *prev, *next; /* recency list, most recent after the sentinel */
 	struct entry *chain;       /* next entry of the same bucket */
@@ -14,6 +18,7 @@ typedef struct entry {
 	char *key;
 	size_t klen;
 	cache_value v;             /* v.body owned by the entry */
+	size_t cost;               /* klen + v.len + ENTRY_OVERHEAD */
 } entry;
 
 struct atlas_cache {
@@ -22,6 +27,7 @@ struct atlas_cache {
 	entry **buckets;
 	size_t nbuckets;           /* power of two, at least twice the capacity */
 	size_t count, capacity;
+	size_t bytes, max_bytes;   /* sum of the entries' cost, its bound */
 	unsigned long hits, misses, evictions;
 };
 
@@ -37,11 +43,12 @@ uint64_t cache_hash(const void *s, size_t n)
 	return h;
 }
 
-/* Creates a cache (NULL for capacity 0). Returns 0 or ATLAS_ENOMEM; *out owns the cache. */
-int cache_new(atlas_cache **out, size_t capacity)
+/* Creates a cache (NULL for a capacity or max_bytes of 0). Returns 0 or ATLAS_ENOMEM; *out owns
+ * the cache. */
+int cache_new(atlas_cache **out, size_t capacity, size_t max_bytes)
 {
 	*out = NULL;
-	if (capacity == 0)
+	if (capacity == 0 || max_bytes == 0)
 		return 0;
 	atlas_cache *c = calloc(1, sizeof(*c));
 	if (!c)
@@ -55,6 +62,7 @@ int cache_new(atlas_cache **out, size_t capacity)
 	if (pthread_mutex_init(&c->lock, NULL))
 		goto free_buckets;
 	c->capacity = capacity;
+	c->max_bytes = max_bytes;
 	c->lru.prev = c->lru.next = &c->lru;
 	*out = c;
 	return 0;
@@ -107,6 +115,7 @@ static void remove_entry(atlas_cache *c, entry *e)
 	entry **slot = find_slot(c, e->key, e->klen, e->hash);
 	*slot = e->chain;
 	lru_unlink(e);
+	c->bytes -= e->cost;
 	entry_free(e);
 	c->count--;
 }
@@ -146,6 +155,9 @@ int cache_put(atlas_cache *c, const char *key, size_t klen, const cache_value *v
 {
 	if (!c)
 		return 0;
+	size_t cost = klen + v->len + ENTRY_OVERHEAD;
+	if (cost > c->max_bytes / 8)
+		return 0;
 	/* copy outside the lock: the lock only guards the links */
 	entry *n = calloc(1, sizeof(*n));
 	if (!n)
@@ -160,12 +172,13 @@ int cache_put(atlas_cache *c, const char *key, size_t klen, const cache_value *v
 	memcpy(n->key, key, klen);
 	memcpy(n->v.body, v->body, v->len);
 	n->klen = klen;
+	n->cost = cost;
 	n->hash = cache_hash(key, klen);
 	pthread_mutex_lock(&c->lock);
 	entry *old = *find_slot(c, key, klen, n->hash);
 	if (old)
 		remove_entry(c, old);
-	while (c->count >= c->capacity) {
+	while (c->count && (c->count >= c->capacity || c->bytes + cost > c->max_bytes)) {
 		remove_entry(c, c->lru.prev);
 		c->evictions++;
 	}
@@ -174,6 +187,7 @@ int cache_put(atlas_cache *c, const char *key, size_t klen, const cache_value *v
 	*slot = n;
 	lru_push(c, n);
 	c->count++;
+	c->bytes += cost;
 	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
@@ -198,6 +212,8 @@ void cache_get_stats(atlas_cache *c, cache_stats *out)
 	pthread_mutex_lock(&c->lock);
 	out->entries = c->count;
 	out->capacity = c->capacity;
+	out->bytes = c->bytes;
+	out->max_bytes = c->max_bytes;
 	out->hits = c->hits;
 	out->misses = c->misses;
 	out->evictions = c->evictions;

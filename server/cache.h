@@ -1,4 +1,5 @@
-/* cache.h - a bounded LRU cache of response bodies, shared by the worker threads under a mutex. */
+/* cache.h - an LRU cache of response bodies bounded by entries and by bytes, shared by the worker
+ * threads under a mutex. */
 #ifndef ATLAS_CACHE_H
 #define ATLAS_CACHE_H
 
@@ -19,6 +20,8 @@ typedef struct cache_value {
 typedef struct cache_stats {
 	size_t entries;
 	size_t capacity;
+	size_t bytes;      /* keys, bodies and per-entry overhead held */
+	size_t max_bytes;
 	unsigned long hits;
 	unsigned long misses;
 	unsigned long evictions;
@@ -27,18 +30,20 @@ typedef struct cache_stats {
 /* FNV-1a 64 of s[0..n): the hash the cache keys by, also used for ETags. */
 uint64_t cache_hash(const void *s, size_t n);
 
-/* Creates a cache of at most capacity entries into *out. A capacity of 0 sets *out to NULL, a
- * disabled cache that every function below accepts. Returns 0 or ATLAS_ENOMEM. */
-int cache_new(atlas_cache **out, size_t capacity);
+/* Creates a cache of at most capacity entries holding at most max_bytes (keys, bodies and a fixed
+ * overhead per entry) into *out. A capacity or max_bytes of 0 sets *out to NULL, a disabled cache
+ * that every function below accepts. Returns 0 or ATLAS_ENOMEM. */
+int cache_new(atlas_cache **out, size_t capacity, size_t max_bytes);
 
 /* Looks key[0..klen) up. On a hit fills *out with a malloc'd copy of the body (the caller frees
  * out->body) and returns 0; returns ATLAS_ENOTFOUND on a miss (or a disabled cache) and
  * ATLAS_ENOMEM when the copy cannot be made. */
 int cache_get(atlas_cache *c, const char *key, size_t klen, cache_value *out);
 
-/* Stores a copy of v under key[0..klen), replacing an entry of the same key and evicting the
- * least recently used entry when full. Returns 0 (also for a disabled cache) or ATLAS_ENOMEM, in
- * which case the cache is left as it was. */
+/* Stores a copy of v under key[0..klen), replacing an entry of the same key and evicting least
+ * recently used entries until both bounds hold. An entry larger than an eighth of max_bytes is not
+ * stored (it would empty the cache for one answer). Returns 0 (also for a disabled cache or an
+ * entry too large) or ATLAS_ENOMEM, in which case the cache is left as it was. */
 int cache_put(atlas_cache *c, const char *key, size_t klen, const cache_value *v);
 
 /* Drops every entry (on an index swap). */

@@ -10,6 +10,8 @@
 #include "api.h"
 #include "assets.h"
 #include "encode.h"
+#include "fair.h"
+#include "framing.h"
 #include "json.h"
 #include "params.h"
 #include "utf8.h"
@@ -301,8 +303,10 @@ static enum MHD_Result send_reply(server *s, struct MHD_Connection *c, request *
 	if (rp->www_authenticate)
 		ok = ok && MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 						   rp->www_authenticate);
+	if (rp->retry_after)
+		ok = ok && MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, rp->retry_after);
 	ok = ok && add_cors(s, c, r, rp);
-	if (atomic_load(&s->closing))
+	if (atomic_load(&s->closing) || rp->close)
 		ok = ok && MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	enum MHD_Result ret = ok ? MHD_queue_response(c, (unsigned int)rp->status, r) : MHD_NO;
 	MHD_destroy_response(r);
@@ -335,7 +339,7 @@ static void encode_reply(reply *rp, int enc)
 	rp->encoding = encode_name(enc);
 }
 
-void api_compute(server *s, const strbuf *norm, answer_fn fn, const void *args, reply *rp, long *count,
+void api_compute(server *s, struct MHD_Connection *c, const strbuf *norm, answer_fn fn, const void *args, reply *rp, long *count,
 		 char build[64])
 {
 	build[0] = '\0';
@@ -360,8 +364,31 @@ void api_compute(server *s, const strbuf *norm, answer_fn fn, const void *args, 
 		rp->type = JSON_TYPE;
 		*count = v.count;
 	} else {
+		/* computed only for a client still there, and for a client that sent expensive
+		 * requests lately, one at a time (fair.h) */
+		fair_client k;
+		memset(&k, 0, sizeof(k));
+		if (c)
+			fair_client_of(c, &k);
+		if (c && fair_client_gone(c)) {
+			live_release(s->index, e);
+			strbuf_free(&key);
+			rp->abandon = true;
+			return;
+		}
+		if (c && !fair_enter(&k)) {
+			live_release(s->index, e);
+			strbuf_free(&key);
+			reply_error(rp, 429, "too_many_requests",
+				    "this client's expensive requests are answered one at a time: retry "
+				    "after %s s", FAIR_RETRY_AFTER);
+			rp->retry_after = FAIR_RETRY_AFTER;
+			return;
+		}
 		fn(e, args, rp, count);
 		live_release(s->index, e);
+		if (c)
+			fair_leave(&k, rp->heavy);
 		if ((rp->status == 200 || rp->status == 404) && rp->owned && !key.oom) {
 			cache_value nv = { rp->status, *count, rp->owned, rp->len };
 			cache_put(s->cache, key.buf, key.len, &nv);
@@ -400,7 +427,7 @@ static void api_answer(server *s, struct MHD_Connection *c, request *rq, reply *
 			goto tag;
 		}
 	}
-	api_compute(s, norm, fn, args, rp, &rq->count, build);
+	api_compute(s, c, norm, fn, args, rp, &rq->count, build);
 	encode_reply(rp, enc);
 	if (rp->encoding && (rp->status == 200 || rp->status == 404) && !ekey.oom && ekey.len) {
 		cache_value nv = { rp->status, rq->count, rp->owned, rp->len };
@@ -434,6 +461,7 @@ void answer_search(atlas_engine *e, const void *args, reply *rp, long *count)
 		return;
 	}
 	*count = r.total;
+	rp->heavy = r.partial;
 	reply_json(rp, 200, atlas_json_search(e, &r));
 	atlas_results_free(&r);
 }
@@ -526,6 +554,7 @@ static void api_suggest(server *s, struct MHD_Connection *c, request *rq, reply 
 		reply_error(rp, 400, TOO_LONG, "q is longer than %d bytes", SERVE_QUERY_MAX);
 		return;
 	}
+	params_normalize_query(q);
 	if (params_int(&ps, "limit", 1, ATLAS_SUGGEST_MAX, &a.limit)) {
 		reply_error(rp, 400, BAD, "limit must be a number from 1 to %d", ATLAS_SUGGEST_MAX);
 		return;
@@ -598,6 +627,9 @@ static void metrics_page(server *s, reply *rp)
 		.cache_hits = cs.hits,
 		.cache_misses = cs.misses,
 		.cache_evictions = cs.evictions,
+		.cache_bytes = cs.bytes,
+		.warm_misses = info.warm_misses,
+		.cache_max_bytes = cs.max_bytes,
 	};
 	strbuf out = STRBUF_INIT;
 	if (metrics_render(s->metrics, &g, &out)) {
@@ -645,7 +677,7 @@ static enum MHD_Result dispatch(server *s, struct MHD_Connection *c, request *rq
 		encode_reply(&rp, wanted_encoding(c));
 	} else if (rq->route == ROUTE_BATCH && !options) {
 		if (post) {
-			api_batch(s, rq, &rp);
+			api_batch(s, c, rq, &rp);
 			encode_reply(&rp, wanted_encoding(c));
 		} else {
 			reply_error(&rp, 405, "method_not_allowed",
@@ -673,6 +705,8 @@ static enum MHD_Result dispatch(server *s, struct MHD_Connection *c, request *rq
 		default: asset(c, rq->asset, &rp); break;
 		}
 	}
+	if (rp.abandon)
+		return MHD_NO;
 	return send_reply(s, c, rq, &rp);
 }
 
@@ -697,6 +731,19 @@ enum MHD_Result serve_request(void *cls, struct MHD_Connection *c, const char *u
 		printable_copy(rq->path, sizeof(rq->path), url);
 		atomic_fetch_add(&s->inflight, 1);
 		*con_cls = rq;
+		const char *why;
+		framing_verdict v = framing_take(c, &why);
+		if (v != FRAMING_OK) {
+			/* answered at once, before any body is read, and the connection closed */
+			reply rp;
+			memset(&rp, 0, sizeof(rp));
+			if (v == FRAMING_UNSUPPORTED)
+				reply_error(&rp, 501, "not_implemented", "%s", why);
+			else
+				reply_error(&rp, 400, "bad_request", "%s", why);
+			rp.close = true;
+			return send_reply(s, c, rq, &rp);
+		}
 		return MHD_YES;
 	}
 	if (*upload_data_size) {

@@ -1,4 +1,7 @@
-/* live.c - the served index: validation, the watcher thread and hot swap, per-thread engines. */
+/* live.c - the served index: validation, the watcher thread and hot swap, per-thread engines.
+ * Every engine a worker answers with is opened and warmed by the watcher (or at start), off the
+ * request path: a worker whose engine is of an older generation takes a warm one, never opens
+ * one itself, and the engine it leaves is freed by the watcher. */
 #include "live.h"
 
 #include <errno.h>
@@ -14,6 +17,8 @@
 #include <time.h>
 
 #define WATCH_INTERVAL_MS 500
+#define SPARES_MAX 64             /* warm engines made per generation, at most */
+#define GRAVE_MAX 64              /* engines left by workers, freed by the watcher */
 
 /* The identity of the file at the index path, as stat(2) saw it. */
 typedef struct file_id {
@@ -57,6 +62,15 @@ struct live {
 	bool kicked, stopping, started;
 	pthread_t thread;
 	file_id seen;             /* the file last looked at (good or refused) */
+	/* warm engines of generation spare_gen, for the workers; engines workers left behind */
+	int workers;
+	pthread_mutex_t spare_lock;
+	atlas_engine *spares[SPARES_MAX];
+	int nspares;
+	unsigned long spare_gen;
+	atlas_engine *grave[GRAVE_MAX];
+	int ngrave;
+	atomic_ulong warm_misses;  /* acquires that found no warm engine of their generation */
 };
 
 /* Writes a timestamped, printf-style event line to stderr (swaps, refusals). */
@@ -139,6 +153,99 @@ close_engine:
 	return rc;
 }
 
+/* Opens an engine on path for build and warms it as a worker's first request would: its postings
+ * held (shared by the engines of one file) and one search. Returns the engine, or NULL when the file is
+ * no longer that build or cannot be opened. */
+static atlas_engine *warm_engine(const char *path, const char *build)
+{
+	atlas_engine *e = NULL;
+	atlas_error err = { 0, "" };
+	if (atlas_engine_open(&e, path, &err))
+		return NULL;
+	const char *b = atlas_engine_meta(e, "build_id");
+	if (!b || strcmp(b, build) != 0 || atlas_engine_ndocs(e) < 1) {
+		atlas_engine_free(e);
+		return NULL;
+	}
+	if (atlas_engine_hold_postings(e, &err))
+		event("%s: searching through FTS5: %s", path, err.msg);
+	const atlas_doc *d = atlas_engine_doc(e, 0);
+	atlas_search_params p = { d->title, 10, 0, NULL, NULL, false, false };
+	atlas_results r;
+	if (atlas_search(&r, e, &p, &err) == 0)
+		atlas_results_free(&r);
+	return e;
+}
+
+/* Makes the warm engines of generation gen (build) for all workers but one (which answers with
+ * the validated, shared engine), replacing older ones (freed). Called by the watcher right after
+ * it published gen, and at start before the server listens. */
+static void make_spares(struct live *l, unsigned long gen, const char *build)
+{
+	atlas_engine *made[SPARES_MAX];
+	int n = 0;
+	/* one worker answers with the validated engine, warm too (the shared one) */
+	int want = l->workers - 1 < SPARES_MAX ? l->workers - 1 : SPARES_MAX;
+	/* stopped when the file changes again: the next look swaps that one in */
+	file_id at;
+	while (n < want) {
+		file_id_get(&at, l->path);
+		if (!file_id_same(&at, &l->seen) || !(made[n] = warm_engine(l->path, build)))
+			break;
+		n++;
+	}
+	atlas_engine *old[SPARES_MAX];
+	pthread_mutex_lock(&l->spare_lock);
+	int nold = l->nspares;
+	memcpy(old, l->spares, sizeof(old[0]) * (size_t)nold);
+	memcpy(l->spares, made, sizeof(made[0]) * (size_t)n);
+	l->nspares = n;
+	l->spare_gen = gen;
+	pthread_mutex_unlock(&l->spare_lock);
+	for (int i = 0; i < nold; i++)
+		atlas_engine_free(old[i]);
+}
+
+/* Returns a warm engine of generation gen, taken from the spares, or NULL when none is left. */
+static atlas_engine *take_spare(struct live *l, unsigned long gen)
+{
+	atlas_engine *e = NULL;
+	pthread_mutex_lock(&l->spare_lock);
+	if (l->spare_gen == gen && l->nspares > 0)
+		e = l->spares[--l->nspares];
+	pthread_mutex_unlock(&l->spare_lock);
+	return e;
+}
+
+/* Hands engine e (may be NULL), left by a worker, to the watcher to free; frees it at once when
+ * the watcher has GRAVE_MAX waiting already. */
+static void bury(struct live *l, atlas_engine *e)
+{
+	if (!e)
+		return;
+	pthread_mutex_lock(&l->spare_lock);
+	bool kept = l->ngrave < GRAVE_MAX;
+	if (kept)
+		l->grave[l->ngrave++] = e;
+	pthread_mutex_unlock(&l->spare_lock);
+	if (!kept)
+		atlas_engine_free(e);
+}
+
+/* Frees the engines workers left (the watcher, each look). Returns how many. */
+static int empty_grave(struct live *l)
+{
+	atlas_engine *g[GRAVE_MAX];
+	pthread_mutex_lock(&l->spare_lock);
+	int n = l->ngrave;
+	memcpy(g, l->grave, sizeof(g[0]) * (size_t)n);
+	l->ngrave = 0;
+	pthread_mutex_unlock(&l->spare_lock);
+	for (int i = 0; i < n; i++)
+		atlas_engine_free(g[i]);
+	return n;
+}
+
 /* Copies meta key of e into buf ("" when absent). */
 static void meta_copy(char *buf, size_t cap, const atlas_engine *e, const char *key)
 {
@@ -177,9 +284,9 @@ static void local_free(void *p)
 	free(loc);
 }
 
-/* After a swap: frees the engines of threads that are idle and still hold an older build, so the
- * old build's memory goes now rather than at each thread's next request. Busy threads reopen on
- * their next request as before. */
+/* After a swap: gives the threads that are idle and still hold an older build a warm engine of
+ * gen, freeing theirs, so the old build's memory goes now and their next request finds its engine
+ * ready. Busy threads take a warm engine at their next request. */
 static void drop_stale(live *l, unsigned long gen)
 {
 	pthread_mutex_lock(&l->locals_lock);
@@ -188,8 +295,8 @@ static void drop_stale(live *l, unsigned long gen)
 			continue;
 		if (loc->gen != gen) {
 			atlas_engine_free(loc->e);
-			loc->e = NULL;
-			loc->gen = 0; /* no generation: the next acquire reopens */
+			loc->e = take_spare(l, gen);
+			loc->gen = loc->e ? gen : 0; /* no generation: the next acquire looks again */
 		}
 		pthread_mutex_unlock(&loc->lock);
 	}
@@ -197,7 +304,8 @@ static void drop_stale(live *l, unsigned long gen)
 }
 
 /* Validates path and sets up the live index; see live.h. Returns 0 or an ATLAS_E* code. */
-int live_open(live **out, const char *path, live_swap_fn on_swap, void *cls, atlas_error *err)
+int live_open(live **out, const char *path, int workers, live_swap_fn on_swap, void *cls,
+	      atlas_error *err)
 {
 	*out = NULL;
 	live *l = calloc(1, sizeof(*l));
@@ -219,7 +327,7 @@ int live_open(live **out, const char *path, live_swap_fn on_swap, void *cls, atl
 		goto free_engine;
 	}
 	if (pthread_mutex_init(&l->shared_lock, NULL) || pthread_mutex_init(&l->state_lock, NULL) ||
-	    pthread_mutex_init(&l->locals_lock, NULL) ||
+	    pthread_mutex_init(&l->locals_lock, NULL) || pthread_mutex_init(&l->spare_lock, NULL) ||
 	    pthread_mutex_init(&l->wake_lock, NULL) || pthread_cond_init(&l->wake, NULL)) {
 		atlas_error_set(err, rc, "cannot create locks");
 		goto delete_key;
@@ -229,6 +337,10 @@ int live_open(live **out, const char *path, live_swap_fn on_swap, void *cls, atl
 	info_from_engine(&l->info, l->shared);
 	l->info.generation = 1;
 	atomic_store(&l->generation, 1);
+	atomic_init(&l->warm_misses, 0);
+	l->workers = workers > 0 ? workers : 1;
+	/* the workers' engines, warm before the server listens (so before /healthz answers) */
+	make_spares(l, 1, l->info.build_id);
 	*out = l;
 	return 0;
 delete_key:
@@ -273,12 +385,16 @@ static void check(live *l)
 		refuse(l, why);
 		return;
 	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	atlas_engine *e = NULL;
 	atlas_error err = { 0, "" };
 	if (validate(&e, l->path, &err)) {
 		refuse(l, err.msg);
 		return;
 	}
+	struct timespec tv;
+	clock_gettime(CLOCK_MONOTONIC, &tv);
 	pthread_mutex_lock(&l->shared_lock);
 	atlas_engine *old = l->shared;
 	l->shared = e;
@@ -293,11 +409,19 @@ static void check(live *l)
 	copy_str(build, sizeof(build), l->info.build_id);
 	pthread_mutex_unlock(&l->state_lock);
 	atlas_engine_free(old);
-	drop_stale(l, atomic_load(&l->generation));
+	/* the workers answer with the validated engine, warm, until their own warm engines are
+	 * made here: a worker never opens one */
+	unsigned long gen = atomic_load(&l->generation);
+	make_spares(l, gen, build);
+	drop_stale(l, gen);
+	empty_grave(l);
 	malloc_trim(0);
 	if (l->on_swap)
 		l->on_swap(l->cls);
-	event("index swapped: now serving build %s from %s", build, l->path);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	event("index swapped: now serving build %s from %s (validated in %.0f ms, warmed in %.0f ms)",
+	      build, l->path, (double)(tv.tv_sec - t0.tv_sec) * 1e3 + (tv.tv_nsec - t0.tv_nsec) / 1e6,
+	      (double)(t1.tv_sec - tv.tv_sec) * 1e3 + (t1.tv_nsec - tv.tv_nsec) / 1e6);
 }
 
 /* The watcher thread: checks the path every WATCH_INTERVAL_MS, or at once when kicked. */
@@ -318,6 +442,8 @@ static void *watch(void *arg)
 			break;
 		l->kicked = false;
 		pthread_mutex_unlock(&l->wake_lock);
+		if (empty_grave(l))
+			malloc_trim(0); /* the old engines' memory back, so swaps do not ratchet RSS up */
 		check(l);
 		pthread_mutex_lock(&l->wake_lock);
 	}
@@ -374,35 +500,26 @@ void live_free(live *l)
 	pthread_mutex_destroy(&l->wake_lock);
 	pthread_mutex_destroy(&l->locals_lock);
 	pthread_mutex_destroy(&l->state_lock);
+	empty_grave(l);
+	for (int i = 0; i < l->nspares; i++)
+		atlas_engine_free(l->spares[i]);
+	pthread_mutex_destroy(&l->spare_lock);
 	pthread_mutex_destroy(&l->shared_lock);
 	atlas_engine_free(l->shared);
 	free(l->path);
 	free(l);
 }
 
-/* Reopens the calling thread's engine for the current generation. The new engine is kept only if
- * it is the validated build (the file may have been replaced again since the watcher looked);
- * otherwise the thread answers with the shared engine until the next generation. */
+/* Moves the calling thread to the current generation: it takes a warm engine of it (made by the
+ * watcher before the generation was published) and leaves its old engine to the watcher; nothing
+ * is opened or freed here, on the request path. With no warm engine (the watcher makes them
+ * right after it publishes the generation, one fewer than there are workers) the thread answers
+ * with the shared engine, the validated one, warm too, and takes its own once it is made. */
 static void reopen(live *l, local *loc)
 {
-	char want[64];
-	pthread_mutex_lock(&l->state_lock);
-	unsigned long gen = l->info.generation;
-	copy_str(want, sizeof(want), l->info.build_id);
-	pthread_mutex_unlock(&l->state_lock);
-	atlas_engine *e = NULL;
-	atlas_error err = { 0, "" };
-	if (atlas_engine_open(&e, l->path, &err) == 0) {
-		const char *build = atlas_engine_meta(e, "build_id");
-		if (!build || strcmp(build, want) != 0) {
-			atlas_engine_free(e);
-			e = NULL;
-		} else if (atlas_engine_hold_postings(e, &err)) {
-			event("%s: searching through FTS5: %s", l->path, err.msg);
-		}
-	}
-	atlas_engine_free(loc->e);
-	malloc_trim(0); /* give the old engine's memory back, so swaps do not ratchet RSS up */
+	unsigned long gen = atomic_load_explicit(&l->generation, memory_order_acquire);
+	atlas_engine *e = take_spare(l, gen);
+	bury(l, loc->e);
 	loc->e = e;
 	loc->gen = gen;
 }
@@ -434,11 +551,18 @@ atlas_engine *live_acquire(live *l)
 		pthread_mutex_lock(&loc->lock);
 		if (loc->gen != atomic_load_explicit(&l->generation, memory_order_acquire))
 			reopen(l, loc);
+		else if (!loc->e)
+			loc->e = take_spare(l, loc->gen); /* made since the thread moved */
 		if (loc->e)
 			return loc->e; /* loc->lock stays held until live_release */
 		pthread_mutex_unlock(&loc->lock);
 	}
-	pthread_mutex_lock(&l->shared_lock);
+	/* the validated engine, warm: one worker's own; a wait for it means more threads than
+	 * warm engines */
+	if (pthread_mutex_trylock(&l->shared_lock) != 0) {
+		atomic_fetch_add(&l->warm_misses, 1);
+		pthread_mutex_lock(&l->shared_lock);
+	}
 	return l->shared;
 }
 
@@ -458,4 +582,5 @@ void live_info_get(live *l, live_info *out)
 	pthread_mutex_lock(&l->state_lock);
 	*out = l->info;
 	pthread_mutex_unlock(&l->state_lock);
+	out->warm_misses = atomic_load(&l->warm_misses);
 }

@@ -18,15 +18,19 @@ typedef struct live_info {
 	unsigned long swaps;         /* successful swaps */
 	unsigned long refused;       /* changed files that failed validation */
 	char last_swap_error[512];   /* why the last changed file was refused; "" after a swap */
+	unsigned long warm_misses;   /* requests that waited for the shared engine (more threads
+					than warm engines) */
 } live_info;
 
 /* Called by the watcher thread after each successful swap (the server empties its cache). */
 typedef void (*live_swap_fn)(void *cls);
 
 /* Validates the index at path (opens an engine, runs one search) and keeps that engine as the
- * shared fallback. On success *out owns the live index; on failure *out is NULL and err says
- * why. */
-int live_open(live **out, const char *path, live_swap_fn on_swap, void *cls, atlas_error *err);
+ * engine of one worker, then opens and warms an engine for each of the other workers - 1 threads
+ * (as every swap does before it publishes a new generation). On success *out owns the live index; on failure *out is
+ * NULL and err says why. */
+int live_open(live **out, const char *path, int workers, live_swap_fn on_swap, void *cls,
+	      atlas_error *err);
 
 /* Starts the watcher thread, which stats the path every 500 ms. Returns 0, or ATLAS_ENOMEM with err
  * set when the thread cannot be started. */
@@ -42,9 +46,10 @@ void live_stop(live *l);
  * Accepts NULL. */
 void live_free(live *l);
 
-/* Returns the engine the calling thread answers with, reopening its thread-local engine when the
- * generation changed. Never NULL: when the thread has no engine of the current generation it gets
- * the shared engine, locked until live_release. Every call must be paired with live_release. */
+/* Returns the engine the calling thread answers with, taking a warm engine of the current
+ * generation when its own is older (never opening one). Never NULL: when the thread has no engine
+ * of the current generation it gets the shared engine, locked until live_release. Every call must
+ * be paired with live_release. */
 atlas_engine *live_acquire(live *l);
 
 /* Ends the use of e, returned by live_acquire (unlocks the shared engine when it was that). */

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fair.h"
+#include "framing.h"
 #include "server.h"
 
 #ifndef ATLAS_VERSION
@@ -22,14 +24,18 @@
 
 #define CONNECTION_TIMEOUT_S 10
 #define PER_IP_CONNECTIONS 64
+#define TRUST_PROXY_MAX 16
 #define MAX_CONNECTIONS 4096
 #define CONNECTION_MEMORY (32 * 1024)
 #define DRAIN_TIMEOUT_S 10.0
 
 static const char usage[] =
 	"usage: atlas-serve --index FILE [--bind ADDR] [--port N] [--threads N]\n"
-	"                   [--cors ORIGIN]... [--cache-size N] [--log FILE]\n"
-	"                   [--max-index-age SECONDS] [--index-uid NAME] [--api-key-file FILE]\n"
+	"                   [--cors ORIGIN]... [--cache-size N] [--cache-bytes N]\n"
+	"                   [--log FILE]\n"
+	"                   [--max-index-age SECONDS] [--request-timeout SECONDS]\n"
+	"                   [--trust-proxy ADDR]... [--budget P[,C[,E]]]\n"
+	"                   [--index-uid NAME] [--api-key-file FILE]\n"
 	"\n"
 	"Serves the Atlas index FILE over HTTP: /api/search, /api/suggest, /api/next,\n"
 	"/api/batch, /healthz, /metrics, a read-only Meilisearch-compatible subset\n"
@@ -43,12 +49,22 @@ static const char usage[] =
 	"  --port N               TCP port, 0 for any free port (default 8080)\n"
 	"  --threads N            worker threads (default: one per CPU core)\n"
 	"  --cors ORIGIN          allow cross-origin requests from ORIGIN (repeatable; * for any)\n"
-	"  --cache-size N         responses kept in the memory cache (default 1024; 0: none)\n"
+	"  --cache-size N         responses kept in the memory cache, at most 100000\n"
+	"                         (default 1024; 0: none)\n"
+	"  --cache-bytes N        bytes the memory cache holds, K/M/G suffixes for KiB/MiB/GiB\n"
+	"                         (default 32M; 0: none)\n"
 	"  --log FILE             append the access log to FILE (default: standard error)\n"
 	"  --max-index-age SECS   /healthz says \"stale\" when the index is older (0: never)\n"
 	"  --index-uid NAME       the index's uid on the Meilisearch routes (default pages)\n"
 	"  --api-key-file FILE    the Meilisearch routes ask for Authorization: Bearer KEY,\n"
 	"                         KEY read from FILE\n"
+	"  --request-timeout SECS a request's head and body within SECS of its first byte,\n"
+	"                         else 408 and the connection closed (default 10)\n"
+	"  --trust-proxy ADDR     a reverse proxy on ADDR (repeatable): exempt from the limit of\n"
+	"                         64 connections per address, and its X-Forwarded-For names the\n"
+	"                         client whose expensive requests are limited\n"
+	"  --budget P[,C[,E]]     the work budget of a search: postings, candidates,\n"
+	"                         expansions (default 400000,20000,10000, as atlas-query's)\n"
 	"  --help                 show this help\n"
 	"  --version              show the version\n"
 	"\n"
@@ -107,6 +123,30 @@ static int read_api_key(serve_config *cfg)
 	return cfg->api_key ? 0 : 1;
 }
 
+/* Parses s as a byte count, with an optional K, M or G suffix (KiB, MiB, GiB), up to 64 GiB,
+ * into *out. Returns 0 or ATLAS_EINVAL. */
+static int parse_size(const char *s, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (!*s || end == s || errno || v < 0)
+		return ATLAS_EINVAL;
+	int shift = 0;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end || v > (64L << 30) >> shift)
+		return ATLAS_EINVAL;
+	*out = v << shift;
+	return 0;
+}
+
 /* The address to listen on, IPv4 or IPv6. */
 typedef union listen_addr {
 	struct sockaddr sa;
@@ -151,10 +191,14 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "cors", required_argument, NULL, 'c' },
 		{ "cache-size", required_argument, NULL, 'C' },
+		{ "cache-bytes", required_argument, NULL, 'B' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "max-index-age", required_argument, NULL, 'a' },
 		{ "index-uid", required_argument, NULL, 'u' },
 		{ "api-key-file", required_argument, NULL, 'k' },
+		{ "request-timeout", required_argument, NULL, 'r' },
+		{ "trust-proxy", required_argument, NULL, 'P' },
+		{ "budget", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -168,6 +212,8 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		.threads = ncpu > 0 ? (int)ncpu : 1,
 		.cache_size = 1024,
 		.index_uid = "pages",
+		.cache_bytes = 32L << 20,
+		.request_timeout = CONNECTION_TIMEOUT_S,
 	};
 	cfg->cors = calloc((size_t)argc, sizeof(*cfg->cors));
 	if (!cfg->cors) {
@@ -197,10 +243,17 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 			cfg->cors[cfg->ncors++] = optarg;
 			break;
 		case 'C':
-			if (parse_long(optarg, 0, 10000000, &v)) {
-				return usage_error("--cache-size must be from 0 to 10000000");
+			if (parse_long(optarg, 0, 100000, &v)) {
+				return usage_error("--cache-size must be from 0 to 100000");
 			}
 			cfg->cache_size = v;
+			break;
+		case 'B':
+			if (parse_size(optarg, &v)) {
+				return usage_error("--cache-bytes must be a size up to 64G (K, M, G: "
+						   "KiB, MiB, GiB)");
+			}
+			cfg->cache_bytes = v;
 			break;
 		case 'l': cfg->log_path = optarg; break;
 		case 'a':
@@ -215,6 +268,35 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 			cfg->index_uid = optarg;
 			break;
 		case 'k': cfg->api_key_file = optarg; break;
+		case 'r':
+			if (parse_long(optarg, 1, 3600, &v)) {
+				return usage_error("--request-timeout must be from 1 to 3600 seconds");
+			}
+			cfg->request_timeout = v;
+			break;
+		case 'P': {
+			listen_addr a;
+			bool is6;
+			if (cfg->ntrust >= TRUST_PROXY_MAX) {
+				return usage_error("--trust-proxy is given more than 16 times");
+			}
+			if (parse_addr(&a, optarg, 0, &is6)) {
+				return usage_error("--trust-proxy needs a numeric IPv4 or IPv6 address");
+			}
+			memset(&cfg->trust[cfg->ntrust], 0, sizeof(cfg->trust[0]));
+			memcpy(&cfg->trust[cfg->ntrust++], &a,
+			       is6 ? sizeof(a.in6) : sizeof(a.in4));
+			break;
+		}
+		case 'W': {
+			atlas_work w;
+			if (atlas_parse_work_budget(optarg, &w)) {
+				return usage_error("--budget must be POSTINGS[,CANDIDATES[,EXPANSIONS]], "
+						   "positive numbers");
+			}
+			atlas_set_work_budget(&w);
+			break;
+		}
 		case 'h': fputs(usage, stdout); return 1;
 		case 'V': printf("atlas-serve %s\n", ATLAS_VERSION); return 1;
 		default: fputs(usage, stderr); return 2;
@@ -330,11 +412,18 @@ int main(int argc, char **argv)
 		setvbuf(s.log, NULL, _IOFBF, 64 * 1024);
 	}
 	atlas_error err = { 0, "" };
-	if (live_open(&s.index, cfg.index, serve_on_swap, &s, &err)) {
+	if (live_open(&s.index, cfg.index, cfg.threads, serve_on_swap, &s, &err)) {
 		fprintf(stderr, "atlas-serve: cannot serve %s: %s\n", cfg.index, err.msg);
 		goto close_log;
 	}
-	if (cache_new(&s.cache, (size_t)cfg.cache_size) || metrics_new(&s.metrics)) {
+	framing_config fc = {
+		.receive_timeout_s = (double)cfg.request_timeout,
+		.per_address = PER_IP_CONNECTIONS,
+		.proxies = cfg.trust,
+		.nproxies = cfg.ntrust,
+	};
+	if (framing_init(&fc) || cache_new(&s.cache, (size_t)cfg.cache_size, (size_t)cfg.cache_bytes) ||
+	    metrics_new(&s.metrics)) {
 		fprintf(stderr, "atlas-serve: out of memory\n");
 		goto free_state;
 	}
@@ -363,12 +452,13 @@ int main(int argc, char **argv)
 	if (cfg.threads < 2)
 		pool[0].option = MHD_OPTION_END;
 	struct MHD_Daemon *d = MHD_start_daemon(
-		flags, (uint16_t)cfg.port, NULL, NULL, serve_request, &s,
+		flags, (uint16_t)cfg.port, framing_accept, NULL, serve_request, &s,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 		MHD_OPTION_SOCK_ADDR, &addr.sa,
 		MHD_OPTION_ARRAY, pool,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)PER_IP_CONNECTIONS,
+		MHD_OPTION_NOTIFY_CONNECTION, framing_notify, NULL,
+		MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
 		MHD_OPTION_NOTIFY_COMPLETED, serve_completed, &s,
@@ -395,6 +485,8 @@ stop_watcher:
 free_state:
 	metrics_free(s.metrics);
 	cache_free(s.cache);
+	framing_free();
+	fair_free();
 	live_free(s.index);
 close_log:
 	if (s.log != stderr)

@@ -126,6 +126,14 @@ int metrics_render(metrics *m, const metrics_gauges *g, strbuf *out)
 	header(out, "atlas_cache_capacity", "gauge",
 	       "Most responses the cache holds (0: disabled).");
 	strbuf_printf(out, "atlas_cache_capacity %lu\n", g->cache_capacity);
+	header(out, "atlas_engine_warm_misses_total", "counter",
+	       "Requests that waited for the shared engine: more threads than warm engines.");
+	strbuf_printf(out, "atlas_engine_warm_misses_total %lu\n", g->warm_misses);
+	header(out, "atlas_cache_bytes", "gauge",
+	       "Bytes held by the response cache (keys, bodies, per-entry overhead).");
+	strbuf_printf(out, "atlas_cache_bytes %lu\n", g->cache_bytes);
+	header(out, "atlas_cache_max_bytes", "gauge", "Most bytes the cache holds (0: disabled).");
+	strbuf_printf(out, "atlas_cache_max_bytes %lu\n", g->cache_max_bytes);
 	header(out, "atlas_cache_hits_total", "counter", "Response cache hits.");
 	strbuf_printf(out, "atlas_cache_hits_total %lu\n", g->cache_hits);
 	header(out, "atlas_cache_misses_total", "counter", "Response cache misses.");

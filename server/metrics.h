@@ -30,6 +30,8 @@ typedef struct metrics_gauges {
 	double uptime_s;
 	long inflight;
 	unsigned long cache_entries, cache_capacity, cache_hits, cache_misses, cache_evictions;
+	unsigned long cache_bytes, cache_max_bytes;
+	unsigned long warm_misses;     /* requests that found no warm engine of their generation */
 } metrics_gauges;
 
 /* Returns the label of a route ("/api/search", ..., "asset", "unmatched"). */

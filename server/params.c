@@ -197,6 +197,31 @@ static int int_of(const params *ps, const char *key, int lo, int hi, int *out, b
 	return 0;
 }
 
+/* Rewrites the query text q in place as the query parser reads it: every run of spaces, tabs and
+ * control bytes becomes one space, none at the start, at most one at the end (which keeps its
+ * meaning: no prefix word); a query of nothing but spaces is one space. Two spellings of one
+ * query then share a cache key. */
+void params_normalize_query(char *q)
+{
+	size_t o = 0;
+	bool space = false;
+	for (const unsigned char *p = (const unsigned char *)q; *p; p++) {
+		if (*p <= 0x20 || *p == 0x7f) {
+			space = true;
+			continue;
+		}
+		if (o == 0)
+			space = false;
+		if (space)
+			q[o++] = ' ';
+		space = false;
+		q[o++] = (char)*p;
+	}
+	if (space)
+		q[o++] = ' ';
+	q[o] = '\0';
+}
+
 /* See params.h: int_of for a route's own parameters. Returns 0 or -1. */
 int params_int(const params *ps, const char *key, int lo, int hi, int *out)
 {
@@ -287,6 +312,7 @@ int search_request_parse(search_request *sr, const params *ps, param_error *pe)
 		return -1;
 	if (text_of(ps, "q", sr->q, sizeof(sr->q)))
 		return refuse(pe, "query_too_long", "q is longer than %d bytes", SERVE_QUERY_MAX);
+	params_normalize_query(sr->q);
 	bool has_limit, has_hpp, has_offset, has_page;
 	int hpp = 10, page = 1;
 	if (int_of(ps, "limit", 1, ATLAS_LIMIT_MAX, &sr->p.limit, &has_limit))

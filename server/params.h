@@ -75,6 +75,11 @@ int params_from_json(params *ps, const void *object, param_error *pe);
  * -1 with *pe set (unknown_parameter, bad_encoding, bad_parameter) naming the first offender. */
 int params_check(const params *ps, const char *route, const char *const *names, param_error *pe);
 
+/* Makes q (NUL-terminated, changed in place) the query as the cache and the ETag know it: every
+ * run of white space and control bytes one space, none at the start, one kept at the end (a
+ * trailing space means no prefix word). Never fails. */
+void params_normalize_query(char *q);
+
 /* Parses parameter key (the first given) as a decimal number in lo..hi into *out, which is left
  * as it is when the parameter is absent or empty. Returns 0, or -1 for anything but digits or a
  * number out of range. */

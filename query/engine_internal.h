@@ -29,7 +29,7 @@ typedef struct vocab_entry {
 	char *term;
 	int len;
 	int df;
-	int alpha;  /* only lowercase ASCII letters: a candidate for spelling correction */
+	int alpha;  /* lowercase ASCII letters, joiners between them: a candidate for spelling correction */
 } vocab_entry;
 
 typedef struct syn_term {

@@ -193,15 +193,17 @@ static bool inflection_of(const atlas_engine *e, const char *a, int na, const ch
 	return la == lb && memcmp(sa, sb, (size_t)la) == 0;
 }
 
-/* The best correction of a word not in the vocabulary (or much rarer than a neighbour), or NULL:
+/* The best correction of a word or identifier not in the vocabulary (or much rarer than a
+ * neighbour), or NULL:
  * never another form of the same word, which matches the same pages. */
 static const char *correct_word(const atlas_engine *e, const char *w, bool maybe_prefix)
 {
 	int len = (int)strlen(w);
 	if (len < TYPO_MIN_LEN || len > 40)
 		return NULL;
+	/* words, and identifiers of words and joiners ("os.path.jion", "max_wal_sendres") */
 	for (int i = 0; i < len; i++)
-		if (w[i] < 'a' || w[i] > 'z')
+		if ((w[i] < 'a' || w[i] > 'z') && !(i > 0 && i < len - 1 && strchr("_.-/:", w[i])))
 			return NULL;
 	int df = vocab_df(e, w, (size_t)len);
 	if (df > TYPO_RARE_DF)
@@ -298,6 +300,47 @@ static void word_alts(qterm *t, const char *w)
 		free(spaced);
 		free(closed);
 	}
+}
+
+/* An identifier of one word's humps ("HashMap", "getElementById", "XMLHttpRequest") also matches
+ * its parts written as prose ("hash map"), as one of its joiners does (word_alts): text, the
+ * clause as typed, is analyzed again for its parts; t's word is their compound. */
+static void hump_alts(atlas_engine *e, qterm *t, const char *text)
+{
+	if (strpbrk(t->word, "-_./:"))
+		return; /* word_alts has its parts */
+	units_ctx u = { { 0 }, 0 };
+	atlas_analyze(e->analyzer, FTS5_TOKENIZE_QUERY | FTS5_TOKENIZE_PREFIX | ATLAS_ANALYZE_PARTS, text,
+		      (int)strlen(text), unit_token, &u);
+	if (u.n > 1) {
+		strbuf sb = STRBUF_INIT;
+		for (int i = 0; i < u.n; i++) {
+			if (i)
+				strbuf_putc(&sb, ' ');
+			strbuf_puts(&sb, u.w[i]);
+		}
+		add_alt(t, strbuf_str(&sb), sb.len, false);
+		strbuf_free(&sb);
+	}
+	for (int i = 0; i < u.n; i++)
+		free(u.w[i]);
+}
+
+/* A plural acronym typed in lowercase or capitals ("gpus", "LLMS") is also its singular, as the
+ * analyzer makes of "GPUs" in a page: added when the stemmer keeps the word's s (it took "apis"
+ * to "api" already) and the index knows the singular better than the plural. */
+static void plural_alt(atlas_engine *e, qterm *t)
+{
+	size_t n = strlen(t->word);
+	if (n < 3 || n > 8 || t->word[n - 1] != 's' || t->word[n - 2] == 's' || strpbrk(t->word, "-_./: "))
+		return;
+	char st[64];
+	atlas_stem(e->analyzer, t->word, (int)n, st, sizeof(st));
+	if (strcmp(st, t->word) != 0)
+		return;
+	int plural = vocab_df(e, t->word, n), singular = vocab_df(e, t->word, n - 1);
+	if (singular > plural)
+		add_alt(t, t->word, n - 1, false);
 }
 
 /* Completions of the word being typed: the most frequent vocabulary words that start with it,
@@ -555,8 +598,12 @@ static void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
 				    (strlen(t->word) >= 2 || (!t->stop && has_content_term(pl, t)));
 			if (span > 1)
 				add_alt(t, t->word, strlen(t->word), false);
-			else
+			else {
 				word_alts(t, t->word);
+				if (u.n == 1)
+					hump_alts(e, t, cl->text);
+				plural_alt(e, t);
+			}
 			if (syn >= 0)
 				expand_synonyms(e, t, syn);
 			else if (!t->stop && !cl->negated) {

@@ -146,13 +146,27 @@ static bool json_plain(const char *s)
 	return true;
 }
 
+/* How much a page of words words and links links to other pages is a list of links (a table of
+ * contents, an index, a home page) rather than content: 0 below RANK_LISTING_MIN_LINKS links or
+ * RANK_LISTING_DENSITY_FROM links per 100 words, 1 from RANK_LISTING_DENSITY_FULL, linear
+ * between. */
+static double listing_of(int links, int words)
+{
+	if (links < RANK_LISTING_MIN_LINKS)
+		return 0;
+	double density = 100.0 * links / (words > 0 ? words : 1);
+	double x = (density - RANK_LISTING_DENSITY_FROM) / (RANK_LISTING_DENSITY_FULL - RANK_LISTING_DENSITY_FROM);
+	return x <= 0 ? 0 : x >= 1 ? 1 : x;
+}
+
 static int load_docs(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(e->db,
 			       "SELECT id, path, (SELECT value FROM meta WHERE key = 'site_url') || path, title,"
 			       " type, description, topics, priority,"
-			       " first_section, last_section, keywords FROM docs ORDER BY id",
+			       " first_section, last_section, keywords, words,"
+			       " (SELECT count(*) FROM links WHERE src = docs.id) FROM docs ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return atlas_error_set(err, ATLAS_ESQL, "read documents: %s", sqlite3_errmsg(e->db));
 	int cap = 0;
@@ -176,6 +190,7 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		d->priority = sqlite3_column_double(st, 7);
 		d->first_section = sqlite3_column_int(st, 8);
 		d->last_section = sqlite3_column_int(st, 9);
+		d->listing = listing_of(sqlite3_column_int(st, 12), sqlite3_column_int(st, 11));
 		cJSON *tj = cJSON_Parse((const char *)sqlite3_column_text(st, 6));
 		int nt = cJSON_IsArray(tj) ? cJSON_GetArraySize(tj) : 0;
 		d->topics = atlas_arena_alloc(&e->strings, ((size_t)nt + 1) * sizeof(char *));

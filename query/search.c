@@ -1179,6 +1179,77 @@ static double proximity_of(const atlas_engine *e, const plan *pl, const candidat
 	return pairs ? (double)near / pairs : 0;
 }
 
+static bool locate(const atlas_engine *e, const atlas_doc *d, int col, int off, int *sec, bool *head,
+		   int *idx);
+
+/* Words of the query a heading would hold to be the query: every word that is not excluded (stop
+ * words too), an identifier counting its parts. */
+static int query_words(const plan *pl)
+{
+	int n = 0;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated)
+			continue;
+		n++;
+		for (const char *c = t->word; *c; c++)
+			n += strchr(" -_./:", *c) != NULL && c[1] && !strchr(" -_./:", c[1]);
+	}
+	return n;
+}
+
+/* Sections of a page a heading match looks at, at most. */
+#define HEADING_SLOTS 64
+
+/* How much one section heading of the page is the query: the best, over its headings, of the
+ * share of the query's content words the heading holds times how much of the heading
+ * they make (the query's words over the heading's, at most 1). 1 for a heading that is the query
+ * ("When to Log" for "when to log"); 0 when no heading holds a content word or the matches were
+ * not recorded. */
+static double heading_match(const atlas_engine *e, const plan *pl, const candidate *c, int doc)
+{
+	if (c->inst_n <= 0 || pl->nphrases > MAX_PHRASES)
+		return 0;
+	const fts_inst *in = e->rec.inst + c->inst_start;
+	const atlas_doc *d = &e->docs[doc];
+	int secs[HEADING_SLOTS];
+	unsigned masks[HEADING_SLOTS];
+	int ns = 0;
+	for (int k = 0; k < c->inst_n; k++) {
+		int sec, idx;
+		bool head;
+		if (in[k].col != FTS_HEADINGS || !locate(e, d, in[k].col, in[k].off, &sec, &head, &idx))
+			continue;
+		int j = 0;
+		while (j < ns && secs[j] != sec)
+			j++;
+		if (j == ns) {
+			if (ns == HEADING_SLOTS)
+				continue;
+			secs[ns] = sec;
+			masks[ns++] = 0;
+		}
+		masks[j] |= 1u << pl->phrase_term[in[k].phrase];
+	}
+	if (!ns)
+		return 0;
+	double all = 0;
+	for (int i = 0; i < pl->nterms; i++)
+		all += !pl->terms[i].negated && !pl->terms[i].stop;
+	int words = query_words(pl);
+	double best = 0;
+	for (int j = 0; j < ns && all > 0; j++) {
+		double got = 0;
+		for (int i = 0; i < pl->nterms; i++)
+			got += (masks[j] >> i) & 1u;
+		int nhead = e->sections[secs[j]].nhead;
+		double tight = nhead > words ? (double)words / nhead : 1.0;
+		if (got / all * tight > best)
+			best = got / all * tight;
+	}
+	return best;
+}
+
 static double coverage_of(const plan *pl, candidate *c)
 {
 	if (c->strict || pl->npositive <= 1)
@@ -1273,7 +1344,7 @@ static void min_heap_down(double *h, int n, int i)
  * keep their scores, which cannot reach the page shown. */
 static void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t shown)
 {
-	const double most = (1 + RANK_PATH_WORDS) * (1 + RANK_PROXIMITY);
+	const double most = (1 + RANK_PATH_WORDS) * (1 + RANK_PROXIMITY) * (1 + RANK_HEADING_MATCH);
 	double heap[ATLAS_OFFSET_MAX + ATLAS_LIMIT_MAX];
 	int nh = 0, cap = shown < sizeof(heap) / sizeof(*heap) ? (int)shown : (int)(sizeof(heap) / sizeof(*heap));
 	for (int i = 0; i < n; i++) {
@@ -1282,7 +1353,9 @@ static void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size
 			continue;
 		c->path = path_match(pl, &e->docs[rk[i].doc]);
 		c->proximity = proximity_of(e, pl, c);
-		c->score *= (1 + RANK_PATH_WORDS * c->path) * (1 + RANK_PROXIMITY * c->proximity);
+		c->heading = heading_match(e, pl, c, rk[i].doc);
+		c->score *= (1 + RANK_PATH_WORDS * c->path) * (1 + RANK_PROXIMITY * c->proximity) *
+			    (1 + RANK_HEADING_MATCH * c->heading);
 		rk[i].score = c->score;
 		if (nh < cap) {
 			heap[nh++] = c->score;
@@ -1956,10 +2029,12 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 		double tw = type_weight(doc->type_id);
 		double pw = RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority;
 		bool ponly = prefix_only(&pl, c);
+		if (doc->listing > 0 && title < 1.0)
+			tw *= 1 - (1 - RANK_LISTING_PRIOR) * doc->listing;
 		c->title = title;
 		c->keywords = kw;
 		c->exact = exact;
-		c->path = c->proximity = 0;
+		c->path = c->proximity = c->heading = 0;
 		c->score = c->bm25 * (RANK_COVERAGE_FLOOR + (1 - RANK_COVERAGE_FLOOR) * cov * sqrt(cov)) *
 			   (1 + RANK_TITLE_WORDS * title) * (exact ? RANK_TITLE_EXACT : 1.0) *
 			   (1 + RANK_KEYWORD_WORDS * kw) * tw * pw * (ponly ? RANK_PREFIX_ONLY : 1.0);

@@ -547,7 +547,7 @@ static int write_graph(writer *w, const corpus *c, build_stats *stats)
 	char path[1100];
 	for (int i = 0; !rc && i < c->ntopics; i++) {
 		const topic *t = &c->topics[i];
-		snprintf(path, sizeof(path), "/t/%s", t->path);
+		snprintf(path, sizeof(path), t->page ? "%s" : "/t/%s", t->page ? t->page : t->path);
 		sqlite3_bind_text(tp, 1, t->path, -1, SQLITE_STATIC);
 		if (t->parent)
 			sqlite3_bind_text(tp, 2, t->parent, -1, SQLITE_STATIC);

@@ -593,6 +593,7 @@ typedef struct body_state {
 	wrapper *wrappers;
 	int nwrappers, capwrappers;
 	int guide;          /* index of the guide list being read, or -1 */
+	int aside;          /* depth inside admonitions (notes, warnings, tips) */
 	const char *last_heading;
 	bool oom;
 } body_state;
@@ -778,8 +779,8 @@ static void body_heading(body_state *st, const GumboNode *node, int level)
 			free(heading);
 		return;
 	}
-	if (level >= 5 || !heading) {
-		/* minor headings stay lines of their section */
+	if (level >= 5 || !heading || st->aside) {
+		/* minor headings and an admonition's ("Note") stay lines of their section */
 		break_line(st);
 		if (heading)
 			body_text(st, heading);
@@ -891,6 +892,11 @@ static void body_node(body_state *st, const GumboNode *node)
 		else
 			free(t);
 	}
+	const char *cls = attr(el, "class");
+	bool aside = cls && (has_token(cls, "note") || has_token(cls, "warning") || has_token(cls, "tip") ||
+			     has_token(cls, "caution") || has_token(cls, "important") ||
+			     has_token(cls, "admonition") || has_token(cls, "sidebar"));
+	st->aside += aside;
 	int outer = st->guide;
 	const char *mark = attr(el, "data-atlas-guide");
 	if (mark) {
@@ -912,6 +918,7 @@ static void body_node(body_state *st, const GumboNode *node)
 		st->pre--;
 	if (mark)
 		st->guide = outer;
+	st->aside -= aside;
 	if (pushed)
 		st->nwrappers--;
 	if (block || el->tag == GUMBO_TAG_BR)
@@ -930,13 +937,92 @@ static int count_words(const char *s)
 	return n;
 }
 
+/* The parse tree's memory: gumbo allocates for every node, attribute and piece of text, and
+ * freeing them one by one was a fifth of reading a page. They come from chunks that are let go
+ * together when the page is read; the first chunk is kept for the thread's next page. */
+typedef struct tree_chunk {
+	struct tree_chunk *next;
+	size_t size, used;
+	_Alignas(16) unsigned char data[];
+} tree_chunk;
+
+typedef struct tree_arena {
+	tree_chunk *head;
+	bool oom;
+} tree_arena;
+
+#define TREE_CHUNK (1u << 20)
+
+static _Thread_local tree_arena thread_arena;
+
+static void *tree_alloc(void *ud, size_t size)
+{
+	tree_arena *a = ud;
+	size = (size + 15) & ~(size_t)15;
+	tree_chunk *c = a->head;
+	if (!c || c->used + size > c->size) {
+		size_t cs = size > TREE_CHUNK / 4 ? size : TREE_CHUNK;
+		tree_chunk *nc = malloc(sizeof(*nc) + cs);
+		if (!nc) {
+			/* gumbo does not check: nothing sensible is left to do */
+			a->oom = true;
+			abort();
+		}
+		nc->size = cs;
+		nc->used = 0;
+		if (c && cs != TREE_CHUNK) {
+			/* a large block of its own, behind the chunk being filled */
+			nc->next = c->next;
+			c->next = nc;
+			nc->used = size;
+			return nc->data;
+		}
+		nc->next = c;
+		a->head = nc;
+		c = nc;
+	}
+	void *r = c->data + c->used;
+	c->used += size;
+	return r;
+}
+
+static void tree_free(void *ud, void *ptr)
+{
+	(void)ud;
+	(void)ptr;
+}
+
+/* Lets go of every chunk but the last one (the oldest, of TREE_CHUNK bytes), emptied. */
+static void tree_reset(tree_arena *a)
+{
+	tree_chunk *c = a->head;
+	while (c && c->next) {
+		tree_chunk *n = c->next;
+		free(c);
+		c = n;
+	}
+	if (c && c->size != TREE_CHUNK) {
+		free(c);
+		c = NULL;
+	}
+	if (c)
+		c->used = 0;
+	a->head = c;
+}
+
 int html_read(html_page *p, const char *data, size_t n, const html_opts *o)
 {
 	memset(p, 0, sizeof(*p));
 	GumboOptions go = kGumboDefaultOptions;
+	go.allocator = tree_alloc;
+	go.deallocator = tree_free;
+	go.userdata = &thread_arena;
+	go.max_errors = 0;
 	GumboOutput *out = gumbo_parse_with_options(&go, data, n);
-	if (!out)
+	if (!out) {
+		tree_reset(&thread_arena);
 		return -1;
+	}
 	head_state hs;
 	memset(&hs, 0, sizeof(hs));
 	hs.p = p;
@@ -957,7 +1043,7 @@ int html_read(html_page *p, const char *data, size_t n, const html_opts *o)
 	close_section(&bs);
 	free(bs.wrappers);
 	strmap_free(&hs.frag_refs);
-	gumbo_destroy_output(&go, out);
+	tree_reset(&thread_arena); /* the whole tree at once, for gumbo_destroy_output */
 	bool oom = hs.oom || bs.oom || bs.text.oom;
 	p->text_len = bs.text.len ? bs.text.len - 1 : 0;
 	p->text = strbuf_detach(&bs.text);

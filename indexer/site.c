@@ -932,6 +932,19 @@ static int make_page(site *s, int fi, page *p)
 	memcpy(p->text, p->description, dl);
 	p->text[dl] = '\n';
 	memcpy(p->text + dl + 1, hp->text, hp->text_len + 1);
+	if (!hp->description && hp->first_para && strcmp(p->description, hp->first_para) == 0) {
+		/* the description is the lead's first paragraph: not kept twice */
+		char *lead = p->text + dl + 1, *at = strstr(lead, hp->first_para);
+		size_t fl = strlen(hp->first_para);
+		if (at) {
+			if (at[fl] == '\n')
+				fl++;
+			memmove(at, at + fl, p->text_len + 1 - (size_t)(at + fl - p->text));
+			p->text_len -= fl;
+			for (int i = 1; i < hp->nsecs; i++)
+				hp->secs[i].body_off -= fl;
+		}
+	}
 	p->lead_len = dl + 1;
 	size_t len = p->text_len;
 	strmap anchors = STRMAP_INIT;

@@ -116,7 +116,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if ((!dir && !site_dir) || (!out && !check)) {
-		fprintf(stderr, "atlas-index: --corpus (or --site) and --out are required (--out may be left out with --check)\n%s", usage);
+		fprintf(stderr, "atlas-index: --corpus and --out are required (or --site and --out; --out may be left out with --check)\n%s", usage);
 		return 2;
 	}
 	double t0 = now_ms();

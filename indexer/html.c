@@ -264,6 +264,10 @@ static void put_collapsed(strbuf *sb, const char *s, bool pre)
 {
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
+		if (c == 0xc2 && (unsigned char)s[1] == 0xa0) { /* no-break space: a space */
+			s++;
+			c = ' ';
+		}
 		if (!pre && (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f')) {
 			if (sb->len && sb->buf[sb->len - 1] != ' ' && sb->buf[sb->len - 1] != '\n')
 				strbuf_putc(sb, ' ');
@@ -594,6 +598,7 @@ typedef struct body_state {
 	int nwrappers, capwrappers;
 	int guide;          /* index of the guide list being read, or -1 */
 	int aside;          /* depth inside admonitions (notes, warnings, tips) */
+	int title_level;    /* level of the page's title heading while no text has followed it, or 0 */
 	const char *last_heading;
 	bool oom;
 } body_state;
@@ -655,12 +660,17 @@ static void body_text(body_state *st, const char *s)
 		unsigned char c = (unsigned char)*s;
 		if (c == '\r')
 			continue;
+		if (c == 0xc2 && (unsigned char)s[1] == 0xa0) { /* no-break space: a space */
+			s++;
+			c = ' ';
+		}
 		if (!st->pre && (c == ' ' || c == '\t' || c == '\n' || c == '\f')) {
 			if (t->len > st->sec_start && t->buf[t->len - 1] != ' ' && t->buf[t->len - 1] != '\n')
 				strbuf_putc(t, ' ');
 			continue;
 		}
 		strbuf_putc(t, (char)c);
+		st->title_level = 0;
 	}
 }
 
@@ -763,9 +773,24 @@ static bool is_title_text(const char *heading, const char *title)
 	       (title[n] == '\0' || !isalnum((unsigned char)title[n]));
 }
 
+/* Records the links inside a heading, which is read as a whole, not walked like the body. */
+static void heading_links(body_state *st, const GumboNode *node)
+{
+	if (node->type != GUMBO_NODE_ELEMENT)
+		return;
+	const GumboElement *el = &node->v.element;
+	const char *href = el->tag == GUMBO_TAG_A ? attr(el, "href") : NULL;
+	if (href && *href && href[0] != '#' &&
+	    add_ref(&st->p->links, &st->p->nlinks, href, text_of(node), (int)el->start_pos.line))
+		st->oom = true;
+	for (unsigned i = 0; i < el->children.length; i++)
+		heading_links(st, el->children.data[i]);
+}
+
 static void body_heading(body_state *st, const GumboNode *node, int level)
 {
 	const GumboElement *el = &node->v.element;
+	heading_links(st, node);
 	char *heading = text_of(node);
 	bool first = !st->seen_heading;
 	st->seen_heading = true;
@@ -777,9 +802,13 @@ static void body_heading(body_state *st, const GumboNode *node, int level)
 			st->p->h1 = heading;
 		else
 			free(heading);
+		st->title_level = level;
 		return;
 	}
-	if (level >= 5 || !heading || st->aside) {
+	/* a heading right below the title that skips a level is a byline or subtitle (DocBook's
+	 * corporate author h3 under the book's h1), not a section */
+	bool subtitle = st->title_level && level > st->title_level + 1;
+	if (level >= 5 || !heading || st->aside || subtitle) {
 		/* minor headings and an admonition's ("Note") stay lines of their section */
 		break_line(st);
 		if (heading)
@@ -887,7 +916,7 @@ static void body_node(body_state *st, const GumboNode *node)
 	}
 	if (el->tag == GUMBO_TAG_P && !st->p->first_para) {
 		char *t = text_of(node);
-		if (t && strlen(t) >= 40)
+		if (t && strlen(t) >= 20 && strchr(t, ' '))
 			st->p->first_para = t;
 		else
 			free(t);
@@ -1008,6 +1037,13 @@ static void tree_reset(tree_arena *a)
 	if (c)
 		c->used = 0;
 	a->head = c;
+}
+
+void html_thread_done(void)
+{
+	tree_reset(&thread_arena);
+	free(thread_arena.head);
+	thread_arena.head = NULL;
 }
 
 int html_read(html_page *p, const char *data, size_t n, const html_opts *o)

@@ -73,6 +73,10 @@ typedef struct html_opts {
 int html_read(html_page *out, const char *data, size_t n, const html_opts *o);
 void html_page_free(html_page *p);
 
+/* Gives back the memory the calling thread keeps between pages for their parse trees; for a
+ * thread done reading pages. */
+void html_thread_done(void);
+
 /* Converts data[0..n) to UTF-8 by its charset (a byte order mark, else a <meta> charset in its
  * first 1024 bytes, else UTF-8): every byte not valid in it becomes U+FFFD. *out (malloc'd,
  * NUL-terminated, owned by the caller) and *outn get the text, *replaced how many bytes were

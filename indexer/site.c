@@ -519,8 +519,10 @@ static void *read_files(void *arg)
 		pthread_mutex_lock(&s->lock);
 		int i = s->next_file++;
 		pthread_mutex_unlock(&s->lock);
-		if (i >= s->nfiles)
+		if (i >= s->nfiles) {
+			html_thread_done();
 			return NULL;
+		}
 		read_one(s, &s->files[i]);
 	}
 }
@@ -1270,11 +1272,14 @@ static void make_guides(site *s)
 			p->type = PAGE_GUIDE;
 			continue;
 		}
-		if (is_root(g) || first_child[gi] < 0)
+		/* the chain starts where the page's own next leads, when that is one of its children;
+		 * else at its first child (by file name) that no sibling leads to */
+		int start = g->next >= 0 && s->files[g->next].parent == gi ? g->next : first_child[gi];
+		if (is_root(g) || start < 0)
 			continue;
 		char **steps = NULL;
 		int n = 0;
-		for (int at = first_child[gi], guard = 0; at >= 0 && guard < s->nfiles; guard++) {
+		for (int at = start, guard = 0; at >= 0 && guard < s->nfiles; guard++) {
 			if (s->files[at].parent == gi) {
 				bool dup = false;
 				for (int k = 0; k < n && !dup; k++)

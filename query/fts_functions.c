@@ -86,8 +86,10 @@ void rank_row_phrase_end(rank_row *r, int p)
 	}
 	double t = 0;
 	for (int c = 0; c < FTS_NCOLS; c++)
-		if (r->tf[c])
-			t += rank_weight[c] * r->tf[c] / (1.0 - RANK_BM25_B + RANK_BM25_B * r->len[c] / r->avg[c]);
+		if (r->tf[c]) {
+			double b = c == FTS_TITLE || c == FTS_KEYWORDS ? RANK_BM25_B : RANK_BM25_B_LONG;
+			t += rank_weight[c] * r->tf[c] / (1.0 - b + b * r->len[c] / r->avg[c]);
+		}
 	double idf = p < rec->nidf ? rec->idf[p] : 1.0;
 	r->score += idf * t * (RANK_BM25_K1 + 1.0) / (t + RANK_BM25_K1);
 	memset(r->tf, 0, sizeof(r->tf));

@@ -30,11 +30,15 @@
 #define RANK_W_BODY 1.0
 /* the names a page defines (a built site's definition terms and API signatures, dt with an id):
  * the page that defines "ArgumentParser" above the pages that only use it */
-#define RANK_W_DEFS 5.0
+#define RANK_W_DEFS 12.0
 
-/* BM25F saturation and length normalization. */
+/* BM25F saturation and length normalization (of the title and the keywords). */
 #define RANK_BM25_K1 1.2
 #define RANK_BM25_B 0.75
+/* the length normalization of the fields that grow with the page (headings, description, body,
+ * definitions): pages of a manual run from a paragraph to tens of thousands of words, and the
+ * long reference page that defines a name should not lose to every short page naming it once */
+#define RANK_BM25_B_LONG 0.3
 
 /* Best-matching sections (query/search.c: fill_sections): each matched phrase counts its
  * IDF, times RANK_SEC_HEADING when it is in the heading, plus RANK_SEC_REPEAT of it for each of up
@@ -54,7 +58,7 @@
 /* 1 + this x how much one section heading of the page is the query: the share of its content
  * words in the heading times the query's words over the heading's (at most 1), so a
  * heading that is the whole phrase counts fully, one word of a long heading little */
-#define RANK_HEADING_MATCH 0.3
+#define RANK_HEADING_MATCH 0.5
 #define RANK_TYPE_EXPLAINER 1.0
 #define RANK_TYPE_GUIDE 1.0
 #define RANK_TYPE_TOPIC 0.85

@@ -626,6 +626,10 @@ static void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
 		for (int i = 0; i < u.n; i++)
 			free(u.w[i]);
 	}
+	/* a query of one excluded word alone excludes from nothing: it is an option's name ("-j",
+	 * "--verbose"), what the reader looks for */
+	for (int i = 0; i < pl->nterms && q->nclauses == 1 && q->clauses[0].negated && !q->clauses[0].phrase; i++)
+		pl->terms[i].negated = false;
 	/* if every word is a stop word, they are the query */
 	int content = 0;
 	for (int i = 0; i < pl->nterms; i++)

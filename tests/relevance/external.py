@@ -209,7 +209,7 @@ def judged_set(manual, kind, pages, nterms, nheadings, seed):
         if t.lower() not in seen:
             seen.add(t.lower())
             unique.append((t, p))
-    unique = [(t, p) for t, p in unique if re.search(r"\w", t)]   # not ", , ,"
+    unique = [(t, p) for t, p in unique if re.search(r"[^\W_]", t)]   # a letter or digit: not ", , ," or "_"
     picked = rng.sample(unique, min(nterms, len(unique)))
     heads = {}
     for p in pages:

@@ -309,6 +309,11 @@ static void hump_alts(atlas_engine *e, qterm *t, const char *text)
 {
 	if (strpbrk(t->word, "-_./:"))
 		return; /* word_alts has its parts */
+	bool hump = false; /* a capital after a letter or digit: a hump may be there */
+	for (const char *c = text + 1; *c && !hump; c++)
+		hump = *c >= 'A' && *c <= 'Z' && ((c[-1] >= 'a' && c[-1] <= 'z') || (c[-1] >= 'A' && c[-1] <= 'Z'));
+	if (!hump)
+		return;
 	units_ctx u = { { 0 }, 0 };
 	atlas_analyze(e->analyzer, FTS5_TOKENIZE_QUERY | FTS5_TOKENIZE_PREFIX | ATLAS_ANALYZE_PARTS, text,
 		      (int)strlen(text), unit_token, &u);

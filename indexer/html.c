@@ -254,8 +254,27 @@ static bool is_permalink(const GumboElement *el)
 	for (unsigned i = 0; i < el->children.length; i++)
 		gather_text(&t, el->children.data[i]);
 	bool alnum = false;
-	for (const unsigned char *p = (const unsigned char *)strbuf_str(&t); *p && !alnum; p++)
-		alnum = isalnum(*p) || *p >= 0xc3; /* a letter of another script */
+	const unsigned char *p = (const unsigned char *)strbuf_str(&t);
+	size_t n = t.len;
+	while (n && !alnum) {
+		size_t l = atlas_utf8_len(p, n);
+		if (!l)
+			l = 1;
+		unsigned cp = *p;
+		if (l == 2)
+			cp = (p[0] & 0x1fu) << 6 | (p[1] & 0x3fu);
+		else if (l == 3)
+			cp = (p[0] & 0x0fu) << 12 | (p[1] & 0x3fu) << 6 | (p[2] & 0x3fu);
+		else if (l == 4)
+			cp = 0x10000;
+		/* letters of any script, but not punctuation, symbols, icons of a private font
+		 * (U+E000-U+F8FF) or emoji */
+		alnum = cp < 0x80 ? isalnum((int)cp) != 0
+				  : cp >= 0xc0 && !(cp >= 0x2000 && cp < 0x2c00) && !(cp >= 0xe000 && cp < 0xf900) &&
+					    cp < 0x10000;
+		p += l;
+		n -= l;
+	}
 	strbuf_free(&t);
 	return !alnum;
 }
@@ -841,6 +860,8 @@ static void body_link(body_state *st, const GumboNode *node)
 	char *text = NULL;
 	if ((size_t)st->p->nsecs == sec && st->text.len > start)
 		text = trimmed_dup(st->text.buf + start);
+	if (text)
+		st->p->link_text += strlen(text);
 	if (add_ref(&st->p->links, &st->p->nlinks, href, text, (int)el->start_pos.line))
 		st->oom = true;
 	if (st->guide >= 0) {

@@ -61,6 +61,7 @@ typedef struct html_page {
 	int nguides;
 	int body_line;      /* line of the content root */
 	int words;
+	size_t link_text;   /* bytes of the content's link texts */
 } html_page;
 
 typedef struct html_opts {

@@ -28,6 +28,9 @@ static const char default_ignore[] =
 
 #define SITE_THREADS_MAX 8
 #define DESCRIPTION_MAX 300
+/* A page with at least this many links whose texts are at least half of its text is a listing
+ * (a book index, a list of every name): a site page, and its terms are not definitions. */
+#define LISTING_LINKS 50
 
 typedef struct type_rule {
 	char *glob;
@@ -1339,10 +1342,19 @@ static void assign_types(site *s)
 		for (int k = 0; k < s->cfg.ntypes && rule < 0; k++)
 			if (site_glob_match(s->cfg.types[k].glob, f->rel))
 				rule = k;
+		/* a long list of links and little else: a book index, a list of every name */
+		bool listing = f->hp.nlinks >= LISTING_LINKS && f->hp.link_text * 2 >= f->hp.text_len;
 		if (rule >= 0)
 			p->type = s->cfg.types[rule].type;
-		else if (is_root(f) || (index_page && index_page[fi]))
+		else if (is_root(f) || (index_page && index_page[fi]) || (listing && p->type != PAGE_GUIDE))
 			p->type = PAGE_SITE;
+		if (listing && p->type != PAGE_GUIDE) {
+			for (int k = 0; k < p->ndefs; k++)
+				free(p->defs[k]);
+			free(p->defs);
+			p->defs = NULL;
+			p->ndefs = 0;
+		}
 	}
 	free(index_page);
 }

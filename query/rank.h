@@ -35,6 +35,9 @@
 /* BM25F saturation and length normalization. */
 #define RANK_BM25_K1 1.2
 #define RANK_BM25_B 0.75
+/* length normalization of the defs column alone: none, a name defined on a page with hundreds of
+ * definitions (a reference of every setting) is as defined there as on a page of one */
+#define RANK_BM25_B_DEFS 0.0
 
 /* Best-matching sections (query/search.c: fill_sections): each matched phrase counts its
  * IDF, times RANK_SEC_HEADING when it is in the heading, plus RANK_SEC_REPEAT of it for each of up

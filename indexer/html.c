@@ -616,7 +616,6 @@ typedef struct body_state {
 	wrapper *wrappers;
 	int nwrappers, capwrappers;
 	int guide;          /* index of the guide list being read, or -1 */
-	int aside;          /* depth inside admonitions (notes, warnings, tips) */
 	int title_level;    /* level of the page's title heading while no text has followed it, or 0 */
 	const char *last_heading;
 	bool oom;
@@ -806,6 +805,27 @@ static void heading_links(body_state *st, const GumboNode *node)
 		heading_links(st, el->children.data[i]);
 }
 
+/* Whether the heading is the title of an admonition (DocBook's <div class="note"><h3>Note</h3>):
+ * the first element of an element classed note, warning, tip, caution, important, admonition or
+ * sidebar. */
+static bool admonition_title(const GumboNode *node)
+{
+	const GumboNode *par = node->parent;
+	if (!par || par->type != GUMBO_NODE_ELEMENT)
+		return false;
+	const char *cls = attr(&par->v.element, "class");
+	if (!cls || !(has_token(cls, "note") || has_token(cls, "warning") || has_token(cls, "tip") ||
+		      has_token(cls, "caution") || has_token(cls, "important") || has_token(cls, "admonition") ||
+		      has_token(cls, "sidebar")))
+		return false;
+	for (unsigned i = 0; i < node->index_within_parent; i++) {
+		const GumboNode *k = par->v.element.children.data[i];
+		if (k->type == GUMBO_NODE_ELEMENT || k->type == GUMBO_NODE_TEXT)
+			return false;
+	}
+	return true;
+}
+
 static void body_heading(body_state *st, const GumboNode *node, int level)
 {
 	const GumboElement *el = &node->v.element;
@@ -827,8 +847,8 @@ static void body_heading(body_state *st, const GumboNode *node, int level)
 	/* a heading right below the title that skips a level is a byline or subtitle (DocBook's
 	 * corporate author h3 under the book's h1), not a section */
 	bool subtitle = st->title_level && level > st->title_level + 1;
-	if (level >= 5 || !heading || st->aside || subtitle) {
-		/* minor headings and an admonition's ("Note") stay lines of their section */
+	if (level >= 5 || !heading || admonition_title(node) || subtitle) {
+		/* minor headings and an admonition's title ("Note") stay lines of their section */
 		break_line(st);
 		if (heading)
 			body_text(st, heading);
@@ -837,6 +857,7 @@ static void body_heading(body_state *st, const GumboNode *node, int level)
 		return;
 	}
 	st->last_heading = NULL;
+	st->title_level = 0;
 	new_section(st, level == 1 ? 2 : level, heading, pick_anchor(st, el), (int)el->start_pos.line);
 	if (st->p->nsecs)
 		st->last_heading = st->p->secs[st->p->nsecs - 1].heading;
@@ -942,11 +963,6 @@ static void body_node(body_state *st, const GumboNode *node)
 		else
 			free(t);
 	}
-	const char *cls = attr(el, "class");
-	bool aside = cls && (has_token(cls, "note") || has_token(cls, "warning") || has_token(cls, "tip") ||
-			     has_token(cls, "caution") || has_token(cls, "important") ||
-			     has_token(cls, "admonition") || has_token(cls, "sidebar"));
-	st->aside += aside;
 	int outer = st->guide;
 	const char *mark = attr(el, "data-atlas-guide");
 	if (mark) {
@@ -968,7 +984,6 @@ static void body_node(body_state *st, const GumboNode *node)
 		st->pre--;
 	if (mark)
 		st->guide = outer;
-	st->aside -= aside;
 	if (pushed)
 		st->nwrappers--;
 	if (block || el->tag == GUMBO_TAG_BR)

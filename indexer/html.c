@@ -1237,6 +1237,7 @@ int html_decode(const char *data, size_t n, char **out, size_t *outn, long *repl
 		utf8 = true;
 	}
 	if (utf8) {
+		strcpy(charset, "UTF-8");
 		if (strbuf_reserve(&sb, n + 1))
 			return -2;
 		size_t i = 0;

@@ -67,7 +67,7 @@ typedef struct site_file {
 	int parent;          /* index of the parent file, or -1 */
 	int next;            /* index of the rel=next file, or -1 */
 	int topic;           /* the topic this page is the page of, or -1 */
-	const char *crumb_text; /* the text of the first breadcrumb naming this page (another's) */
+	const char *crumb_text; /* the text of the first breadcrumb naming this page, in file order */
 	bool in_sitemap;
 } site_file;
 
@@ -681,8 +681,9 @@ static int file_of(const site *s, const char *rel)
 		if ((i = strmap_get(&s->by_rel, t)))
 			return *i;
 	}
-	if (n && rel[n - 1] != '/') {
-		snprintf(t, sizeof(t), "%s.html", rel);
+	/* "/caching" or "/caching/" served from caching.html */
+	if (n) {
+		snprintf(t, sizeof(t), "%.*s.html", (int)(rel[n - 1] == '/' ? n - 1 : n), rel);
 		if ((i = strmap_get(&s->by_rel, t)))
 			return *i;
 	}
@@ -1232,7 +1233,7 @@ static void make_topics(site *s)
 			const html_ref *r = k < f->hp.ncrumbs ? &f->hp.crumbs[k] : &f->hp.trail_ends[k - f->hp.ncrumbs];
 			bool exists;
 			int t = r->text ? target_of(s, fi, r->href, &exists) : -1;
-			if (t >= 0 && t != fi && !s->files[t].crumb_text)
+			if (t >= 0 && !s->files[t].crumb_text)
 				s->files[t].crumb_text = r->text;
 		}
 	}

@@ -1302,6 +1302,8 @@ int html_decode(const char *data, size_t n, char **out, size_t *outn, long *repl
 		strbuf_free(&sb);
 		return -2;
 	}
+	if (sb.buf)
+		sb.buf[sb.len] = '\0'; /* an empty page: reserved, never appended to */
 	*outn = sb.len;
 	*out = strbuf_detach(&sb);
 	if (!*out) {

@@ -361,10 +361,17 @@ typedef struct head_state {
 	bool oom;
 } head_state;
 
+/* Room for one more element in an array of n grown by doubling: its capacity is the power of two
+ * at or above n, so that a page of thousands of links is not copied at each one. */
+static bool full(int n)
+{
+	return (n & (n - 1)) == 0;
+}
+
 static int add_ref(html_ref **v, int *n, const char *href, char *text, int line)
 {
-	html_ref *r = realloc(*v, (size_t)(*n + 1) * sizeof(*r));
-	if (!r) {
+	html_ref *r = *v;
+	if (full(*n) && !(r = realloc(*v, (size_t)(*n ? *n * 2 : 1) * sizeof(*r)))) {
 		free(text);
 		return -1;
 	}
@@ -382,8 +389,8 @@ static int add_ref(html_ref **v, int *n, const char *href, char *text, int line)
 
 static int add_string(char ***v, int *n, const char *s)
 {
-	char **r = realloc(*v, (size_t)(*n + 1) * sizeof(*r));
-	if (!r)
+	char **r = *v;
+	if (full(*n) && !(r = realloc(*v, (size_t)(*n ? *n * 2 : 1) * sizeof(*r))))
 		return -1;
 	*v = r;
 	if (!(r[*n] = strdup(s)))
@@ -977,16 +984,9 @@ static void body_node(body_state *st, const GumboNode *node)
 	}
 	if (el->tag == GUMBO_TAG_DT && id && *id) {
 		char *def = text_of(node);
-		if (def) {
-			char **v = realloc(st->p->defs, (size_t)(st->p->ndefs + 1) * sizeof(*v));
-			if (v) {
-				st->p->defs = v;
-				v[st->p->ndefs++] = def;
-			} else {
-				free(def);
-				st->oom = true;
-			}
-		}
+		if (def && add_string(&st->p->defs, &st->p->ndefs, def))
+			st->oom = true;
+		free(def);
 	}
 	if (el->tag == GUMBO_TAG_P && !st->p->first_para) {
 		char *t = text_of(node);

@@ -27,6 +27,7 @@ static const char default_ignore[] =
 	" [role=contentinfo], .breadcrumb, .breadcrumbs, .related, .sphinxsidebar, [aria-hidden=true]";
 
 #define SITE_THREADS_MAX 8
+#define SITE_TEXT_BATCH 256
 #define DESCRIPTION_MAX 300
 /* A page with at least this many links whose texts are at least half of its text is a listing
  * (a book index, a list of every name): a site page, and its terms are not definitions. */
@@ -1011,14 +1012,14 @@ static int make_page(site *s, int fi, page *p)
 	return 0;
 }
 
-/* Adds a link of page pi to the page of file t, unless it has one already. */
+/* Adds a link of page p to target (a page's path). A page may link to another more than once, as
+ * a corpus page may: the index keeps one edge. */
 static void add_link(page *p, const char *target, const char *text, int line)
 {
-	for (int i = 0; i < p->nlinks; i++)
-		if (strcmp(p->links[i].target, target) == 0)
-			return;
-	page_link *l = realloc(p->links, (size_t)(p->nlinks + 1) * sizeof(*l));
-	if (!l)
+	page_link *l = p->links;
+	/* grown by doubling: the capacity is the power of two at or above nlinks */
+	if ((p->nlinks & (p->nlinks - 1)) == 0 &&
+	    !(l = realloc(p->links, (size_t)(p->nlinks ? p->nlinks * 2 : 1) * sizeof(*l))))
 		return;
 	p->links = l;
 	l[p->nlinks].target = strdup(target);
@@ -1570,6 +1571,14 @@ int site_load(corpus *c, const char *dir, const char *config_path, bool strict, 
 		if (!p->words)
 			diag_add(d, f->file, f->hp.body_line, warn_sev(&s), "the page's content is empty");
 		f->page = c->npages++;
+	}
+	/* the pages' texts in blocks of their own, given back whole as the build indexes them */
+	for (int at = 0; at < c->npages; at += SITE_TEXT_BATCH) {
+		page *batch[SITE_TEXT_BATCH];
+		int n = c->npages - at < SITE_TEXT_BATCH ? c->npages - at : SITE_TEXT_BATCH;
+		for (int i = 0; i < n; i++)
+			batch[i] = &c->pages[at + i];
+		corpus_gather_texts(batch, n);
 	}
 	resolve_links(&s);
 	find_parents(&s);

@@ -1840,3 +1840,8 @@ void corpus_free_sitemap(corpus *c)
 {
 	free_sitemap(c);
 }
+
+void corpus_gather_texts(page **pages, int n)
+{
+	gather_texts(pages, n);
+}

@@ -146,6 +146,10 @@ void corpus_free(corpus *c);
 /* Reads c->dir/sitemap.xml into c->sitemap (entries with their paths) and, unless set, c->site_url
  * from the first loc; problems go to d (strict: an unreadable sitemap is an error). */
 void corpus_read_sitemap(corpus *c, diag_list *d, bool strict);
+/* Moves the texts of the n pages (each its own allocation) into one block mapped from the system,
+ * which goes back to it whole once the last of them is released; pages keep their own texts when
+ * the block cannot be made. */
+void corpus_gather_texts(page **pages, int n);
 /* Frees the sitemap's entries (c->sitemap is NULL after). */
 void corpus_free_sitemap(corpus *c);
 

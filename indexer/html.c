@@ -254,8 +254,27 @@ static bool is_permalink(const GumboElement *el)
 	for (unsigned i = 0; i < el->children.length; i++)
 		gather_text(&t, el->children.data[i]);
 	bool alnum = false;
-	for (const unsigned char *p = (const unsigned char *)strbuf_str(&t); *p && !alnum; p++)
-		alnum = isalnum(*p) || *p >= 0xc3; /* a letter of another script */
+	const unsigned char *p = (const unsigned char *)strbuf_str(&t);
+	size_t n = t.len;
+	while (n && !alnum) {
+		size_t l = atlas_utf8_len(p, n);
+		if (!l)
+			l = 1;
+		unsigned cp = *p;
+		if (l == 2)
+			cp = (p[0] & 0x1fu) << 6 | (p[1] & 0x3fu);
+		else if (l == 3)
+			cp = (p[0] & 0x0fu) << 12 | (p[1] & 0x3fu) << 6 | (p[2] & 0x3fu);
+		else if (l == 4)
+			cp = 0x10000;
+		/* letters of any script, but not punctuation, symbols, icons of a private font
+		 * (U+E000-U+F8FF) or emoji */
+		alnum = cp < 0x80 ? isalnum((int)cp) != 0
+				  : cp >= 0xc0 && !(cp >= 0x2000 && cp < 0x2c00) && !(cp >= 0xe000 && cp < 0xf900) &&
+					    cp < 0x10000;
+		p += l;
+		n -= l;
+	}
 	strbuf_free(&t);
 	return !alnum;
 }
@@ -338,13 +357,21 @@ typedef struct head_state {
 	const GumboNode *root_sel;  /* first match of the configured content selector */
 	const GumboNode *marked, *main, *role_main, *article, *body;
 	const GumboNode *crumb_box; /* the first breadcrumb container */
+	bool html_crumbs;           /* p->crumbs are that container's */
 	bool oom;
 } head_state;
 
+/* Room for one more element in an array of n grown by doubling: its capacity is the power of two
+ * at or above n, so that a page of thousands of links is not copied at each one. */
+static bool full(int n)
+{
+	return (n & (n - 1)) == 0;
+}
+
 static int add_ref(html_ref **v, int *n, const char *href, char *text, int line)
 {
-	html_ref *r = realloc(*v, (size_t)(*n + 1) * sizeof(*r));
-	if (!r) {
+	html_ref *r = *v;
+	if (full(*n) && !(r = realloc(*v, (size_t)(*n ? *n * 2 : 1) * sizeof(*r)))) {
 		free(text);
 		return -1;
 	}
@@ -362,8 +389,8 @@ static int add_ref(html_ref **v, int *n, const char *href, char *text, int line)
 
 static int add_string(char ***v, int *n, const char *s)
 {
-	char **r = realloc(*v, (size_t)(*n + 1) * sizeof(*r));
-	if (!r)
+	char **r = *v;
+	if (full(*n) && !(r = realloc(*v, (size_t)(*n ? *n * 2 : 1) * sizeof(*r))))
 		return -1;
 	*v = r;
 	if (!(r[*n] = strdup(s)))
@@ -394,32 +421,39 @@ static bool is_crumb_box(const GumboElement *el)
 	return el->tag == GUMBO_TAG_DIV && has_token(cls, "related");
 }
 
-/* Reads the BreadcrumbList of a JSON-LD block into p->crumbs when the page has none yet. */
-static void read_json_ld(head_state *st, const GumboElement *el)
+/* Ends a breadcrumb trail read into trail[0..n): its last entry is one of the page's trail ends
+ * (the page itself, or the page it is filed under); the first trail found, or the first trail of
+ * links in the page's HTML, becomes p->crumbs. Takes the trail. */
+static void end_trail(head_state *st, html_ref *trail, int n, bool html)
 {
-	if (st->p->ncrumbs || el->children.length != 1)
-		return;
-	const GumboNode *t = el->children.data[0];
-	if (t->type != GUMBO_NODE_TEXT && t->type != GUMBO_NODE_CDATA && t->type != GUMBO_NODE_WHITESPACE)
-		return;
-	cJSON *root = cJSON_Parse(t->v.text.text);
-	if (!root)
-		return;
-	cJSON *list = NULL;
-	cJSON *graph = cJSON_GetObjectItemCaseSensitive(root, "@graph");
-	cJSON *cands[2] = { root, graph };
-	for (int c = 0; c < 2 && !list; c++) {
-		cJSON *x = cands[c];
-		if (!x)
-			continue;
-		cJSON *it = cJSON_IsArray(x) ? x->child : x;
-		for (; it && !list; it = cJSON_IsArray(x) ? it->next : NULL) {
-			cJSON *type = cJSON_GetObjectItemCaseSensitive(it, "@type");
-			if (cJSON_IsString(type) && strcmp(type->valuestring, "BreadcrumbList") == 0)
-				list = it;
+	html_page *p = st->p;
+	if (n && add_ref(&p->trail_ends, &p->ntrail_ends, trail[n - 1].href,
+			 trail[n - 1].text ? strdup(trail[n - 1].text) : NULL, trail[n - 1].line))
+		st->oom = true;
+	if (n && (!p->ncrumbs || (html && !st->html_crumbs))) {
+		for (int i = 0; i < p->ncrumbs; i++) {
+			free(p->crumbs[i].href);
+			free(p->crumbs[i].text);
 		}
+		free(p->crumbs);
+		p->crumbs = trail;
+		p->ncrumbs = n;
+		st->html_crumbs = html;
+		return;
 	}
-	cJSON *items = list ? cJSON_GetObjectItemCaseSensitive(list, "itemListElement") : NULL;
+	for (int i = 0; i < n; i++) {
+		free(trail[i].href);
+		free(trail[i].text);
+	}
+	free(trail);
+}
+
+/* Reads one schema.org BreadcrumbList (its itemListElement, in order) as a trail. */
+static void read_crumb_list(head_state *st, cJSON *list, int line)
+{
+	html_ref *trail = NULL;
+	int n = 0;
+	cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "itemListElement");
 	cJSON *e;
 	cJSON_ArrayForEach(e, items)
 	{
@@ -435,28 +469,70 @@ static void read_json_ld(head_state *st, const GumboElement *el)
 				name = cJSON_GetObjectItemCaseSensitive(item, "name");
 			href = cJSON_IsString(id) ? id->valuestring : cJSON_IsString(url) ? url->valuestring : NULL;
 		}
-		if (href && add_ref(&st->p->crumbs, &st->p->ncrumbs, href,
-				    cJSON_IsString(name) ? trimmed_dup(name->valuestring) : NULL,
-				    (int)el->start_pos.line))
+		if (href && add_ref(&trail, &n, href, cJSON_IsString(name) ? trimmed_dup(name->valuestring) : NULL, line))
 			st->oom = true;
+	}
+	end_trail(st, trail, n, false);
+}
+
+/* Reads every BreadcrumbList of a JSON-LD block (the block itself, an array of objects, or an
+ * @graph): a page filed in several places has one trail for each. */
+static void read_json_ld(head_state *st, const GumboElement *el)
+{
+	if (el->children.length != 1)
+		return;
+	const GumboNode *t = el->children.data[0];
+	if (t->type != GUMBO_NODE_TEXT && t->type != GUMBO_NODE_CDATA && t->type != GUMBO_NODE_WHITESPACE)
+		return;
+	cJSON *root = cJSON_Parse(t->v.text.text);
+	if (!root)
+		return;
+	cJSON *graph = cJSON_GetObjectItemCaseSensitive(root, "@graph");
+	cJSON *cands[2] = { root, graph };
+	for (int c = 0; c < 2; c++) {
+		cJSON *x = cands[c];
+		if (!x)
+			continue;
+		for (cJSON *it = cJSON_IsArray(x) ? x->child : x; it; it = cJSON_IsArray(x) ? it->next : NULL) {
+			cJSON *type = cJSON_GetObjectItemCaseSensitive(it, "@type");
+			if (cJSON_IsString(type) && strcmp(type->valuestring, "BreadcrumbList") == 0)
+				read_crumb_list(st, it, (int)el->start_pos.line);
+		}
 	}
 	cJSON_Delete(root);
 }
 
-static void read_crumbs(head_state *st, const GumboNode *node)
+/* Appends the links under node (href and text, in order) to refs[0..*n). */
+static void read_links(head_state *st, const GumboNode *node, html_ref **refs, int *n)
 {
 	if (node->type != GUMBO_NODE_ELEMENT)
 		return;
 	const GumboElement *el = &node->v.element;
 	if (el->tag == GUMBO_TAG_A) {
 		const char *href = attr(el, "href");
-		if (href && *href && *href != '#' &&
-		    add_ref(&st->p->crumbs, &st->p->ncrumbs, href, text_of(node), (int)el->start_pos.line))
+		if (href && *href && *href != '#' && add_ref(refs, n, href, text_of(node), (int)el->start_pos.line))
 			st->oom = true;
 		return;
 	}
 	for (unsigned i = 0; i < el->children.length; i++)
-		read_crumbs(st, el->children.data[i]);
+		read_links(st, el->children.data[i], refs, n);
+}
+
+/* A list marked data-atlas-guide, wherever it is in the page: a guide section of its links. */
+static void read_guide_list(head_state *st, const GumboNode *node, const char *mark)
+{
+	html_page *p = st->p;
+	html_guide *g = realloc(p->guides, (size_t)(p->nguides + 1) * sizeof(*g));
+	if (!g) {
+		st->oom = true;
+		return;
+	}
+	p->guides = g;
+	g = &g[p->nguides++];
+	memset(g, 0, sizeof(*g));
+	g->title = *mark ? trimmed_dup(mark) : NULL;
+	g->line = (int)node->v.element.start_pos.line;
+	read_links(st, node, &g->steps, &g->nsteps);
 }
 
 static void read_head(head_state *st, const GumboNode *node)
@@ -554,24 +630,16 @@ static void read_head(head_state *st, const GumboNode *node)
 	if (st->o->content && !st->root_sel && sel_match(st->o->content, el))
 		st->root_sel = node;
 	if (!st->crumb_box && el->tag != GUMBO_TAG_BODY && el->tag != GUMBO_TAG_HTML && is_crumb_box(el)) {
-		st->crumb_box = node;
-		html_ref *json = p->crumbs;
-		int njson = p->ncrumbs;
-		p->crumbs = NULL;
-		p->ncrumbs = 0;
-		read_crumbs(st, node);
-		if (!p->ncrumbs) { /* a box without links: keep what JSON-LD gave */
-			free(p->crumbs);
-			p->crumbs = json;
-			p->ncrumbs = njson;
-		} else {
-			for (int i = 0; i < njson; i++) {
-				free(json[i].href);
-				free(json[i].text);
-			}
-			free(json);
-		}
+		html_ref *trail = NULL;
+		int n = 0;
+		read_links(st, node, &trail, &n);
+		if (n) /* a box without links: not the trail */
+			st->crumb_box = node;
+		end_trail(st, trail, n, true);
 	}
+	const char *mark = attr(el, "data-atlas-guide");
+	if (mark)
+		read_guide_list(st, node, mark);
 	for (unsigned i = 0; i < el->children.length; i++)
 		read_head(st, el->children.data[i]);
 }
@@ -596,10 +664,7 @@ typedef struct body_state {
 	int pre;            /* depth inside <pre> */
 	wrapper *wrappers;
 	int nwrappers, capwrappers;
-	int guide;          /* index of the guide list being read, or -1 */
-	int aside;          /* depth inside admonitions (notes, warnings, tips) */
 	int title_level;    /* level of the page's title heading while no text has followed it, or 0 */
-	const char *last_heading;
 	bool oom;
 } body_state;
 
@@ -787,6 +852,27 @@ static void heading_links(body_state *st, const GumboNode *node)
 		heading_links(st, el->children.data[i]);
 }
 
+/* Whether the heading is the title of an admonition (DocBook's <div class="note"><h3>Note</h3>):
+ * the first element of an element classed note, warning, tip, caution, important, admonition or
+ * sidebar. */
+static bool admonition_title(const GumboNode *node)
+{
+	const GumboNode *par = node->parent;
+	if (!par || par->type != GUMBO_NODE_ELEMENT)
+		return false;
+	const char *cls = attr(&par->v.element, "class");
+	if (!cls || !(has_token(cls, "note") || has_token(cls, "warning") || has_token(cls, "tip") ||
+		      has_token(cls, "caution") || has_token(cls, "important") || has_token(cls, "admonition") ||
+		      has_token(cls, "sidebar")))
+		return false;
+	for (unsigned i = 0; i < node->index_within_parent; i++) {
+		const GumboNode *k = par->v.element.children.data[i];
+		if (k->type == GUMBO_NODE_ELEMENT || k->type == GUMBO_NODE_TEXT)
+			return false;
+	}
+	return true;
+}
+
 static void body_heading(body_state *st, const GumboNode *node, int level)
 {
 	const GumboElement *el = &node->v.element;
@@ -808,8 +894,8 @@ static void body_heading(body_state *st, const GumboNode *node, int level)
 	/* a heading right below the title that skips a level is a byline or subtitle (DocBook's
 	 * corporate author h3 under the book's h1), not a section */
 	bool subtitle = st->title_level && level > st->title_level + 1;
-	if (level >= 5 || !heading || st->aside || subtitle) {
-		/* minor headings and an admonition's ("Note") stay lines of their section */
+	if (level >= 5 || !heading || admonition_title(node) || subtitle) {
+		/* minor headings and an admonition's title ("Note") stay lines of their section */
 		break_line(st);
 		if (heading)
 			body_text(st, heading);
@@ -817,10 +903,8 @@ static void body_heading(body_state *st, const GumboNode *node, int level)
 		free(heading);
 		return;
 	}
-	st->last_heading = NULL;
+	st->title_level = 0;
 	new_section(st, level == 1 ? 2 : level, heading, pick_anchor(st, el), (int)el->start_pos.line);
-	if (st->p->nsecs)
-		st->last_heading = st->p->secs[st->p->nsecs - 1].heading;
 }
 
 static void body_children(body_state *st, const GumboElement *el)
@@ -841,13 +925,10 @@ static void body_link(body_state *st, const GumboNode *node)
 	char *text = NULL;
 	if ((size_t)st->p->nsecs == sec && st->text.len > start)
 		text = trimmed_dup(st->text.buf + start);
+	if (text)
+		st->p->link_text += strlen(text);
 	if (add_ref(&st->p->links, &st->p->nlinks, href, text, (int)el->start_pos.line))
 		st->oom = true;
-	if (st->guide >= 0) {
-		html_guide *g = &st->p->guides[st->guide];
-		if (add_ref(&g->steps, &g->nsteps, href, NULL, (int)el->start_pos.line))
-			st->oom = true;
-	}
 }
 
 static void body_node(body_state *st, const GumboNode *node)
@@ -903,16 +984,9 @@ static void body_node(body_state *st, const GumboNode *node)
 	}
 	if (el->tag == GUMBO_TAG_DT && id && *id) {
 		char *def = text_of(node);
-		if (def) {
-			char **v = realloc(st->p->defs, (size_t)(st->p->ndefs + 1) * sizeof(*v));
-			if (v) {
-				st->p->defs = v;
-				v[st->p->ndefs++] = def;
-			} else {
-				free(def);
-				st->oom = true;
-			}
-		}
+		if (def && add_string(&st->p->defs, &st->p->ndefs, def))
+			st->oom = true;
+		free(def);
 	}
 	if (el->tag == GUMBO_TAG_P && !st->p->first_para) {
 		char *t = text_of(node);
@@ -921,33 +995,11 @@ static void body_node(body_state *st, const GumboNode *node)
 		else
 			free(t);
 	}
-	const char *cls = attr(el, "class");
-	bool aside = cls && (has_token(cls, "note") || has_token(cls, "warning") || has_token(cls, "tip") ||
-			     has_token(cls, "caution") || has_token(cls, "important") ||
-			     has_token(cls, "admonition") || has_token(cls, "sidebar"));
-	st->aside += aside;
-	int outer = st->guide;
-	const char *mark = attr(el, "data-atlas-guide");
-	if (mark) {
-		html_guide *g = realloc(st->p->guides, (size_t)(st->p->nguides + 1) * sizeof(*g));
-		if (g) {
-			st->p->guides = g;
-			g = &g[st->p->nguides++];
-			memset(g, 0, sizeof(*g));
-			g->title = *mark ? trimmed_dup(mark) : st->last_heading ? strdup(st->last_heading) : NULL;
-			g->line = (int)el->start_pos.line;
-			st->guide = st->p->nguides - 1;
-		} else
-			st->oom = true;
-	}
 	if (el->tag == GUMBO_TAG_PRE)
 		st->pre++;
 	body_children(st, el);
 	if (el->tag == GUMBO_TAG_PRE)
 		st->pre--;
-	if (mark)
-		st->guide = outer;
-	st->aside -= aside;
 	if (pushed)
 		st->nwrappers--;
 	if (block || el->tag == GUMBO_TAG_BR)
@@ -1071,7 +1123,6 @@ int html_read(html_page *p, const char *data, size_t n, const html_opts *o)
 	bs.p = p;
 	bs.o = o;
 	bs.frag_refs = &hs.frag_refs;
-	bs.guide = -1;
 	p->body_line = (int)root->v.element.start_pos.line;
 	open_section(&bs, 0, NULL, NULL, p->body_line);
 	if (!p->skip)
@@ -1120,6 +1171,7 @@ void html_page_free(html_page *p)
 	free(p->next);
 	free(p->up);
 	free_refs(p->crumbs, p->ncrumbs);
+	free_refs(p->trail_ends, p->ntrail_ends);
 	for (int i = 0; i < p->nindex_refs; i++)
 		free(p->index_refs[i]);
 	free(p->index_refs);
@@ -1201,6 +1253,7 @@ int html_decode(const char *data, size_t n, char **out, size_t *outn, long *repl
 		utf8 = true;
 	}
 	if (utf8) {
+		strcpy(charset, "UTF-8");
 		if (strbuf_reserve(&sb, n + 1))
 			return -2;
 		size_t i = 0;
@@ -1249,6 +1302,8 @@ int html_decode(const char *data, size_t n, char **out, size_t *outn, long *repl
 		strbuf_free(&sb);
 		return -2;
 	}
+	if (sb.buf)
+		sb.buf[sb.len] = '\0'; /* an empty page: reserved, never appended to */
 	*outn = sb.len;
 	*out = strbuf_detach(&sb);
 	if (!*out) {

@@ -31,7 +31,7 @@ typedef struct html_sec {
 } html_sec;
 
 typedef struct html_guide {
-	char *title;        /* the list's data-atlas-guide value, else the heading above it */
+	char *title;        /* the list's data-atlas-guide value, or NULL when empty */
 	html_ref *steps;
 	int nsteps;
 	int line;
@@ -45,8 +45,12 @@ typedef struct html_page {
 	char *next;         /* href of <link rel=next> or a[rel=next] */
 	int next_line;
 	char *up;           /* href of rel=up, or of the a[accesskey=u] generators mark "Up" with */
-	html_ref *crumbs;   /* breadcrumb trail, from the top, this page left out when it is a link */
+	html_ref *crumbs;   /* breadcrumb trail, from the top: the page's HTML one (nav[aria-label=
+			     * breadcrumb], .breadcrumb, Sphinx's related bar), else its first
+			     * schema.org BreadcrumbList; the page itself may end it */
 	int ncrumbs;
+	html_ref *trail_ends; /* the last entry of each trail (the HTML one, every BreadcrumbList) */
+	int ntrail_ends;
 	char **index_refs;  /* hrefs of rel=index and rel=search: the site's own index pages */
 	int nindex_refs;
 	html_ref *links;    /* a[href] inside the content root */
@@ -57,10 +61,11 @@ typedef struct html_page {
 	int nsecs;
 	char *text;         /* every section's body, each NUL-terminated, one after another */
 	size_t text_len;
-	html_guide *guides; /* lists marked data-atlas-guide, in page order */
+	html_guide *guides; /* lists marked data-atlas-guide anywhere in the page, in page order */
 	int nguides;
 	int body_line;      /* line of the content root */
 	int words;
+	size_t link_text;   /* bytes of the content's link texts */
 } html_page;
 
 typedef struct html_opts {

@@ -27,7 +27,11 @@ static const char default_ignore[] =
 	" [role=contentinfo], .breadcrumb, .breadcrumbs, .related, .sphinxsidebar, [aria-hidden=true]";
 
 #define SITE_THREADS_MAX 8
+#define SITE_TEXT_BATCH 256
 #define DESCRIPTION_MAX 300
+/* A page with at least this many links whose texts are at least half of its text is a listing
+ * (a book index, a list of every name): a site page, and its terms are not definitions. */
+#define LISTING_LINKS 50
 
 typedef struct type_rule {
 	char *glob;
@@ -41,6 +45,7 @@ typedef struct site_config {
 	int nexclude;
 	type_rule *types;
 	int ntypes;
+	char *topic_root;    /* the folder of the topic pages, "" for the top ("t/" for "/t/") */
 	html_sel *content, *ignore;
 } site_config;
 
@@ -63,6 +68,7 @@ typedef struct site_file {
 	int parent;          /* index of the parent file, or -1 */
 	int next;            /* index of the rel=next file, or -1 */
 	int topic;           /* the topic this page is the page of, or -1 */
+	const char *crumb_text; /* the text of the first breadcrumb naming this page, in file order */
 	bool in_sitemap;
 } site_file;
 
@@ -208,6 +214,7 @@ static void config_free(site_config *cfg)
 	for (int i = 0; i < cfg->ntypes; i++)
 		free(cfg->types[i].glob);
 	free(cfg->types);
+	free(cfg->topic_root);
 	html_sel_free(cfg->content);
 	html_sel_free(cfg->ignore);
 	memset(cfg, 0, sizeof(*cfg));
@@ -329,6 +336,20 @@ static int config_load(site *s, const char *path)
 				strbuf_puts(&ig, strbuf_str(&t));
 			}
 			strbuf_free(&t);
+		} else if (strcmp(k, "topic_root") == 0) {
+			if (!cJSON_IsString(item) || item->valuestring[0] != '/') {
+				diag_add(s->d, path, line, DIAG_ERROR, "topic_root must be a path starting with /");
+				rc = -1;
+				continue;
+			}
+			strbuf t = STRBUF_INIT;
+			strbuf_puts(&t, item->valuestring + 1);
+			if (t.len && t.buf[t.len - 1] != '/')
+				strbuf_putc(&t, '/');
+			free(s->cfg.topic_root);
+			s->cfg.topic_root = strbuf_detach(&t);
+			if (!s->cfg.topic_root)
+				s->cfg.topic_root = strdup("");
 		} else if (strcmp(k, "types") == 0) {
 			if (!cJSON_IsObject(item)) {
 				diag_add(s->d, path, line, DIAG_ERROR,
@@ -661,8 +682,9 @@ static int file_of(const site *s, const char *rel)
 		if ((i = strmap_get(&s->by_rel, t)))
 			return *i;
 	}
-	if (n && rel[n - 1] != '/') {
-		snprintf(t, sizeof(t), "%s.html", rel);
+	/* "/caching" or "/caching/" served from caching.html */
+	if (n) {
+		snprintf(t, sizeof(t), "%.*s.html", (int)(rel[n - 1] == '/' ? n - 1 : n), rel);
 		if ((i = strmap_get(&s->by_rel, t)))
 			return *i;
 	}
@@ -990,14 +1012,14 @@ static int make_page(site *s, int fi, page *p)
 	return 0;
 }
 
-/* Adds a link of page pi to the page of file t, unless it has one already. */
+/* Adds a link of page p to target (a page's path). A page may link to another more than once, as
+ * a corpus page may: the index keeps one edge. */
 static void add_link(page *p, const char *target, const char *text, int line)
 {
-	for (int i = 0; i < p->nlinks; i++)
-		if (strcmp(p->links[i].target, target) == 0)
-			return;
-	page_link *l = realloc(p->links, (size_t)(p->nlinks + 1) * sizeof(*l));
-	if (!l)
+	page_link *l = p->links;
+	/* grown by doubling: the capacity is the power of two at or above nlinks */
+	if ((p->nlinks & (p->nlinks - 1)) == 0 &&
+	    !(l = realloc(p->links, (size_t)(p->nlinks ? p->nlinks * 2 : 1) * sizeof(*l))))
 		return;
 	p->links = l;
 	l[p->nlinks].target = strdup(target);
@@ -1119,11 +1141,14 @@ static void find_parents(site *s)
 	}
 }
 
-/* The topic path of a page: its path below the site without index.html, .html and slashes
- * ("usage/index.html" -> "usage"), written into out; "" for the top. */
-static void topic_path(const site_file *f, char *out, size_t n)
+/* The topic path of a page: its path below the site (below topic_root when it is there) without
+ * index.html, .html and slashes ("usage/index.html" -> "usage"), written into out; "" for the
+ * top. */
+static void topic_path(const site *s, const site_file *f, char *out, size_t n)
 {
-	snprintf(out, n, "%s", f->rel);
+	const char *root = s->cfg.topic_root ? s->cfg.topic_root : "";
+	size_t rl = strlen(root);
+	snprintf(out, n, "%s", strncmp(f->rel, root, rl) == 0 ? f->rel + rl : f->rel);
 	size_t l = strlen(out);
 	const char *tails[] = { "index.html", "index.htm", ".html", ".htm" };
 	for (int k = 0; k < 4; k++) {
@@ -1148,7 +1173,7 @@ static int topic_of(site *s, int fi, int depth)
 	if (is_root(f) || f->page < 0)
 		return -1;
 	char tp[4096];
-	topic_path(f, tp, sizeof(tp));
+	topic_path(s, f, tp, sizeof(tp));
 	if (!*tp)
 		return -1;
 	int parent = f->parent >= 0 ? topic_of(s, f->parent, depth + 1) : -1;
@@ -1174,7 +1199,8 @@ static int topic_of(site *s, int fi, int depth)
 	memset(t, 0, sizeof(*t));
 	t->path = strdup(tp);
 	t->parent = parent >= 0 ? strdup(c->topics[parent].path) : NULL;
-	t->title = strdup(p->title);
+	/* named as the breadcrumbs name it ("Caching"), else by its page's title */
+	t->title = strdup(f->crumb_text ? f->crumb_text : p->title);
 	t->description = strdup(p->description);
 	t->page = strdup(p->path);
 	t->ord = c->ntopics;
@@ -1183,20 +1209,55 @@ static int topic_of(site *s, int fi, int depth)
 	return f->topic;
 }
 
+/* Adds topic t to page p unless it has it. */
+static void add_topic(corpus *c, page *p, int t)
+{
+	for (int k = 0; k < p->ntopics; k++)
+		if (strcmp(p->topics[k], c->topics[t].path) == 0)
+			return;
+	char **v = realloc(p->topics, (size_t)(p->ntopics + 1) * sizeof(char *));
+	if (!v)
+		return;
+	p->topics = v;
+	if ((v[p->ntopics] = strdup(c->topics[t].path)))
+		p->ntopics++;
+}
+
+/* Each page's topics: the pages its breadcrumb trails end at (itself, for a page that ends its
+ * own trail: a topic's page), else its parent page's. */
 static void make_topics(site *s)
 {
 	corpus *c = s->c;
 	for (int fi = 0; fi < s->nfiles; fi++) {
 		site_file *f = &s->files[fi];
-		if (f->page < 0 || f->parent < 0)
-			continue;
-		int t = topic_of(s, f->parent, 0);
-		if (t < 0)
+		for (int k = 0; f->page >= 0 && k < f->hp.ncrumbs + f->hp.ntrail_ends; k++) {
+			const html_ref *r = k < f->hp.ncrumbs ? &f->hp.crumbs[k] : &f->hp.trail_ends[k - f->hp.ncrumbs];
+			bool exists;
+			int t = r->text ? target_of(s, fi, r->href, &exists) : -1;
+			if (t >= 0 && !s->files[t].crumb_text)
+				s->files[t].crumb_text = r->text;
+		}
+	}
+	for (int fi = 0; fi < s->nfiles; fi++) {
+		site_file *f = &s->files[fi];
+		if (f->page < 0)
 			continue;
 		page *p = &c->pages[f->page];
-		p->topics = calloc(1, sizeof(char *));
-		if (p->topics && (p->topics[0] = strdup(c->topics[t].path)))
-			p->ntopics = 1;
+		bool any = false;
+		for (int k = 0; k < f->hp.ntrail_ends; k++) {
+			bool exists;
+			int at = target_of(s, fi, f->hp.trail_ends[k].href, &exists);
+			int t = at >= 0 ? topic_of(s, at, 0) : -1;
+			if (t >= 0) {
+				add_topic(c, p, t);
+				any = true;
+			}
+		}
+		if (!any && f->parent >= 0) {
+			int t = topic_of(s, f->parent, 0);
+			if (t >= 0)
+				add_topic(c, p, t);
+		}
 	}
 }
 
@@ -1339,10 +1400,19 @@ static void assign_types(site *s)
 		for (int k = 0; k < s->cfg.ntypes && rule < 0; k++)
 			if (site_glob_match(s->cfg.types[k].glob, f->rel))
 				rule = k;
+		/* a long list of links and little else: a book index, a list of every name */
+		bool listing = f->hp.nlinks >= LISTING_LINKS && f->hp.link_text * 2 >= f->hp.text_len;
 		if (rule >= 0)
 			p->type = s->cfg.types[rule].type;
-		else if (is_root(f) || (index_page && index_page[fi]))
+		else if (is_root(f) || (index_page && index_page[fi]) || (listing && p->type != PAGE_GUIDE))
 			p->type = PAGE_SITE;
+		if (listing && p->type != PAGE_GUIDE) {
+			for (int k = 0; k < p->ndefs; k++)
+				free(p->defs[k]);
+			free(p->defs);
+			p->defs = NULL;
+			p->ndefs = 0;
+		}
 	}
 	free(index_page);
 }
@@ -1501,6 +1571,14 @@ int site_load(corpus *c, const char *dir, const char *config_path, bool strict, 
 		if (!p->words)
 			diag_add(d, f->file, f->hp.body_line, warn_sev(&s), "the page's content is empty");
 		f->page = c->npages++;
+	}
+	/* the pages' texts in blocks of their own, given back whole as the build indexes them */
+	for (int at = 0; at < c->npages; at += SITE_TEXT_BATCH) {
+		page *batch[SITE_TEXT_BATCH];
+		int n = c->npages - at < SITE_TEXT_BATCH ? c->npages - at : SITE_TEXT_BATCH;
+		for (int i = 0; i < n; i++)
+			batch[i] = &c->pages[at + i];
+		corpus_gather_texts(batch, n);
 	}
 	resolve_links(&s);
 	find_parents(&s);

@@ -35,10 +35,13 @@
 /* BM25F saturation and length normalization (of the title and the keywords). */
 #define RANK_BM25_K1 1.2
 #define RANK_BM25_B 0.75
-/* the length normalization of the fields that grow with the page (headings, description, body,
- * definitions): pages of a manual run from a paragraph to tens of thousands of words, and the
+/* the length normalization of the fields that grow with the page (headings, description, body):
+ * pages of a manual run from a paragraph to tens of thousands of words, and the
  * long reference page that defines a name should not lose to every short page naming it once */
 #define RANK_BM25_B_LONG 0.3
+/* length normalization of the defs column alone: none, a name defined on a page with hundreds of
+ * definitions (a reference of every setting) is as defined there as on a page of one */
+#define RANK_BM25_B_DEFS 0.0
 
 /* Best-matching sections (query/search.c: fill_sections): each matched phrase counts its
  * IDF, times RANK_SEC_HEADING when it is in the heading, plus RANK_SEC_REPEAT of it for each of up

@@ -117,7 +117,7 @@ def main():
     indexer, query_bin, html_dir, work = sys.argv[1:5]
     db = os.path.join(work, 'pg.db')
     rc, out, err = build(indexer, html_dir, db)
-    check(rc == 0, f'atlas-index --site {html_dir} exits 0 (got {rc}: {err[-300:]})')
+    check(rc == 0, f'atlas-index --site {html_dir} exits 0 (got {rc}: {err.strip()[-300:]})')
     if rc != 0:
         finish()
     ix = Index(db)

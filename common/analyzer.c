@@ -39,6 +39,31 @@ typedef struct part {
 	int start, end; /* byte range in the analyzed text */
 } part;
 
+/* The source bytes s[0..n) of a token end in the plural "s" of an all-capitals acronym ("GPUs",
+ * "LLMs", "getTPUs"): at least two capitals, then one lowercase s. The s is no hump of its own, and
+ * the acronym's word is its singular. */
+static int acronym_plural(const char *s, int n)
+{
+	return n >= 3 && s[n - 1] == 's' && s[n - 2] >= 'A' && s[n - 2] <= 'Z' && s[n - 3] >= 'A' &&
+	       s[n - 3] <= 'Z';
+}
+
+/* The folded word of part p: its bytes and length, without the s of an acronym's plural (a part
+ * of at least two capitals and an s). */
+static int part_word(const char *text, const char *arena_tok, const part *p, const char **out)
+{
+	int len = p->o2 - p->o1;
+	*out = arena_tok + p->o1;
+	if (len >= 3 && p->end - p->start == len && acronym_plural(text + p->start, len)) {
+		int caps = 1;
+		for (int i = p->start; i < p->end - 1 && caps; i++)
+			caps = text[i] >= 'A' && text[i] <= 'Z';
+		if (caps)
+			len--;
+	}
+	return len;
+}
+
 /* A direct-mapped cache of recent stems: text repeats its words, and Snowball is the costliest
  * step of analysis. Its size is taken when it is first needed (atlas_analyzer_set_stem_cache). */
 #define STEM_CACHE_SLOTS 4096
@@ -296,11 +321,13 @@ static int split_camel(atlas_analyzer *a, const char *text, int t, int *np)
 	for (int i = 1; ascii && i < n && !upper_inside; i++)
 		upper_inside = s[i] >= 'A' && s[i] <= 'Z';
 	if (ascii && upper_inside) {
+		/* the s of "GPUs" starts no hump: the acronym keeps its last capital */
+		int humps = acronym_plural(s, n) ? n - 1 : n;
 		for (int i = 1; i < n; i++) {
 			int up = isupper((unsigned char)s[i]);
 			int prev_low = islower((unsigned char)s[i - 1]);
 			int prev_up = isupper((unsigned char)s[i - 1]);
-			int next_low = i + 1 < n && islower((unsigned char)s[i + 1]);
+			int next_low = i + 1 < humps && islower((unsigned char)s[i + 1]);
 			if (up && (prev_low || (prev_up && next_low))) {
 				int rc = push_part(a, np, (part){ t, from, i, rt->start + from, rt->start + i });
 				if (rc)
@@ -328,18 +355,28 @@ static int compound_of(const atlas_analyzer *a, const char *text, int p, int q, 
 			memcpy(buf + len, text + prev->end, (size_t)glen);
 			len += glen;
 		}
-		int plen = pt->o2 - pt->o1;
+		const char *w;
+		int plen = part_word(text, a->arena + rt->off, pt, &w);
 		if (len + plen >= cap)
 			return -1;
-		memcpy(buf + len, a->arena + rt->off + pt->o1, (size_t)plen);
+		memcpy(buf + len, w, (size_t)plen);
 		len += plen;
 	}
 	buf[len] = '\0';
 	return len;
 }
 
-/* Internal flag: emit an identifier's parts, never its compound (query strings of several words). */
-#define ATLAS_TOKENIZE_PARTS 0x1000
+/* Stems the compound comp[0..len) (a buffer of cap bytes) in place. Returns the stem's length. */
+static int stem_compound(atlas_analyzer *a, char *comp, int len, int cap)
+{
+	char stem[512];
+	int slen = atlas_stem(a, comp, len, stem, cap < (int)sizeof(stem) ? cap : (int)sizeof(stem));
+	memcpy(comp, stem, (size_t)slen + 1);
+	return slen;
+}
+
+/* Emit an identifier's parts, never its compound (query strings of several words). */
+#define ATLAS_TOKENIZE_PARTS ATLAS_ANALYZE_PARTS
 
 /**************************************************************************************************
 ** Emitting tokens for one identifier group of parts [p0, p1).
@@ -364,15 +401,22 @@ static int emit_group(atlas_analyzer *a, int flags, const char *text, int p0, in
 		}
 		return rc;
 	}
+	/* a compound of one word's humps is written as one word too ("hashmap" for "HashMap"), and
+	 * as one word it is stemmed: both sides stem it, so that every way of typing it meets; one
+	 * with joiners ("shard_map") is no word and stays as it is. The surface forms (what the
+	 * vocabulary counts, what a query's words are looked up by) are never stemmed. */
+	int stem_compounds = !prefix && !(flags & ATLAS_ANALYZE_SURFACE);
 	if (query && nparts > 1 && nparts <= ATLAS_MAX_COMPOUND_PARTS && !(flags & ATLAS_TOKENIZE_PARTS)) {
 		int len = compound_of(a, text, p0, p1 - 1, comp, sizeof(comp));
+		if (len > 0 && stem_compounds && a->parts[p0].tok == a->parts[p1 - 1].tok)
+			len = stem_compound(a, comp, len, sizeof(comp));
 		if (len > 0)
 			return fn(ctx, 0, comp, len, a->parts[p0].start, a->parts[p1 - 1].end);
 	}
 	for (int i = p0; i < p1 && !rc; i++) {
 		const part *pt = &a->parts[i];
-		const char *src = a->arena + a->toks[pt->tok].off + pt->o1;
-		int wlen = pt->o2 - pt->o1;
+		const char *src;
+		int wlen = part_word(text, a->arena + a->toks[pt->tok].off, pt, &src);
 		if (wlen >= (int)sizeof(word)) {
 			/* a very long word is cut, but between characters: never inside a UTF-8 sequence */
 			wlen = (int)sizeof(word) - 1;
@@ -393,6 +437,8 @@ static int emit_group(atlas_analyzer *a, int flags, const char *text, int p0, in
 			rc = fn(ctx, FTS5_TOKEN_COLOCATED, word, wlen, pt->start, pt->end);
 		for (int j = i + 1; !rc && j < p1 && j - i < ATLAS_MAX_COMPOUND_PARTS; j++) {
 			int len = compound_of(a, text, i, j, comp, sizeof(comp));
+			if (len > 0 && stem_compounds && pt->tok == a->parts[j].tok)
+				len = stem_compound(a, comp, len, sizeof(comp));
 			if (len > 0)
 				rc = fn(ctx, FTS5_TOKEN_COLOCATED, comp, len, pt->start, a->parts[j].end);
 		}
@@ -542,8 +588,9 @@ static int aux_stream(const char *text, int n, atlas_token_fn fn, void *ctx)
 		for (int k = start; k < i; k++)
 			low[k - start] = (char)(UPPER(s[k]) ? s[k] + 32 : s[k]);
 		int from = start, rc = 0;
+		int humps = acronym_plural(text + start, i - start) ? i - 1 : i; /* as split_camel */
 		for (int k = start + 1; k < i && !rc; k++) {
-			if (UPPER(s[k]) && (LOWER(s[k - 1]) || (UPPER(s[k - 1]) && k + 1 < i && LOWER(s[k + 1])))) {
+			if (UPPER(s[k]) && (LOWER(s[k - 1]) || (UPPER(s[k - 1]) && k + 1 < humps && LOWER(s[k + 1])))) {
 				rc = fn(ctx, 0, low + (from - start), k - from, from, k);
 				from = k;
 			}

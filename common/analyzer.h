@@ -23,6 +23,10 @@
  * look for stems and identifiers only, so the index holds no surface forms. */
 #define ATLAS_ANALYZE_SURFACE 0x4000
 
+/* Flag for atlas_analyze in query mode: an identifier gives its parts, never its compound, as in
+ * a query string of several words ("HashMap": "hash", "map"). */
+#define ATLAS_ANALYZE_PARTS 0x1000
+
 /* Token callback, with FTS5's xToken signature: tflags is 0 or FTS5_TOKEN_COLOCATED, token is
  * not NUL-terminated, [start, end) are byte offsets into the analyzed text. Return non-zero to stop. */
 typedef int (*atlas_token_fn)(void *ctx, int tflags, const char *token, int ntoken, int start,

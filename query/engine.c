@@ -146,13 +146,27 @@ static bool json_plain(const char *s)
 	return true;
 }
 
+/* How much a page of words words and links links to other pages is a list of links (a table of
+ * contents, an index, a home page) rather than content: 0 below RANK_LISTING_MIN_LINKS links or
+ * RANK_LISTING_DENSITY_FROM links per 100 words, 1 from RANK_LISTING_DENSITY_FULL, linear
+ * between. */
+static double listing_of(int links, int words)
+{
+	if (links < RANK_LISTING_MIN_LINKS)
+		return 0;
+	double density = 100.0 * links / (words > 0 ? words : 1);
+	double x = (density - RANK_LISTING_DENSITY_FROM) / (RANK_LISTING_DENSITY_FULL - RANK_LISTING_DENSITY_FROM);
+	return x <= 0 ? 0 : x >= 1 ? 1 : x;
+}
+
 static int load_docs(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(e->db,
 			       "SELECT id, path, (SELECT value FROM meta WHERE key = 'site_url') || path, title,"
 			       " type, description, topics, priority,"
-			       " first_section, last_section, keywords, lastmod, image FROM docs ORDER BY id",
+			       " first_section, last_section, keywords, lastmod, image, words,"
+			       " (SELECT count(*) FROM links WHERE src = docs.id) FROM docs ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return atlas_error_set(err, ATLAS_ESQL, "read documents: %s", sqlite3_errmsg(e->db));
 	int cap = 0;
@@ -178,6 +192,7 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		d->priority = sqlite3_column_double(st, 7);
 		d->first_section = sqlite3_column_int(st, 8);
 		d->last_section = sqlite3_column_int(st, 9);
+		d->listing = listing_of(sqlite3_column_int(st, 14), sqlite3_column_int(st, 13));
 		cJSON *tj = cJSON_Parse((const char *)sqlite3_column_text(st, 6));
 		int nt = cJSON_IsArray(tj) ? cJSON_GetArraySize(tj) : 0;
 		d->topics = atlas_arena_alloc(&e->strings, ((size_t)nt + 1) * sizeof(char *));
@@ -567,14 +582,15 @@ static int load_vocab(atlas_engine *e, atlas_error *err)
 		v->cf = sqlite3_column_int(st, 2);
 		v->alpha = 1;
 		for (int i = 0; i < v->len; i++)
-			if (!islower((unsigned char)v->term[i]))
+			if (!islower((unsigned char)v->term[i]) &&
+			    !(i > 0 && i < v->len - 1 && strchr("_.-/:", v->term[i])))
 				v->alpha = 0;
 	}
 	sqlite3_finalize(st);
 	qsort(e->vocab, (size_t)e->nvocab, sizeof(vocab_entry), cmp_vocab);
 	for (int i = 0; i < e->nvocab; i++)
 		strmap_put(&e->vocab_index, e->vocab[i].term, (size_t)e->vocab[i].len, i, NULL);
-	/* words of letters only, grouped by length, for spelling correction */
+	/* words of letters only (identifiers of them too), grouped by length, for spelling correction */
 	e->by_len = malloc((size_t)(e->nvocab ? e->nvocab : 1) * sizeof(int));
 	e->by_len_letters = malloc((size_t)(e->nvocab ? e->nvocab : 1) * sizeof(*e->by_len_letters));
 	if (!e->by_len || !e->by_len_letters)
@@ -674,8 +690,9 @@ static int prepare_all(atlas_engine *e, atlas_error *err)
 		{ &e->st_match_titles, "SELECT rowid, atlas_rank(titles) FROM titles WHERE titles MATCH ?1" },
 		{ &e->st_stem_df, "SELECT df FROM stems WHERE stem = ?1" },
 		{ &e->st_explain,
-		  "SELECT -bm25(fts, 1, 0, 0, 0, 0), -bm25(fts, 0, 1, 0, 0, 0), -bm25(fts, 0, 0, 1, 0, 0),"
-		  " -bm25(fts, 0, 0, 0, 1, 0), -bm25(fts, 0, 0, 0, 0, 1) FROM fts"
+		  "SELECT -bm25(fts, 1, 0, 0, 0, 0, 0), -bm25(fts, 0, 1, 0, 0, 0, 0),"
+		  " -bm25(fts, 0, 0, 1, 0, 0, 0), -bm25(fts, 0, 0, 0, 1, 0, 0),"
+		  " -bm25(fts, 0, 0, 0, 0, 1, 0), -bm25(fts, 0, 0, 0, 0, 0, 1) FROM fts"
 		  " WHERE fts MATCH ?1 AND rowid = ?2" },
 		/* one page's matches, when the candidate pass could not keep them */
 		{ &e->st_record, "SELECT atlas_rank(fts) FROM fts WHERE fts MATCH ?1 AND rowid = ?2" },

@@ -182,6 +182,7 @@ typedef struct atlas_doc {
 	unsigned long long title_sig, keywords_sig, path_sig; /* atlas_word_sig of the three above */
 	char *title_words;   /* folded title words, likewise (for typeahead) */
 	bool json_plain;     /* path, url, title, type and topics hold no byte JSON escapes */
+	double listing;      /* 0 to 1: how much the page is a list of links rather than content */
 } atlas_doc;
 
 /* Opens the index at path read-only and loads what queries need into memory (the whole file when

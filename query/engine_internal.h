@@ -30,7 +30,7 @@ typedef struct vocab_entry {
 	int len;
 	int df;
 	int cf;     /* occurrences in all pages */
-	int alpha;  /* only lowercase ASCII letters: a candidate for spelling correction */
+	int alpha;  /* lowercase ASCII letters, joiners between them: a candidate for spelling correction */
 } vocab_entry;
 
 typedef struct syn_term {
@@ -58,6 +58,7 @@ typedef struct candidate {
 	double keywords;        /* share of content words in the keywords */
 	double path;            /* share of content words in the words of the path */
 	double proximity;       /* share of neighbouring query words side by side in a field */
+	double heading;         /* how much one section heading is the query (search.c: heading_match) */
 	bool exact;             /* the title is the query */
 	int inst_start, inst_n; /* its matches in the match record; inst_n -1: not recorded, or only
 				   from the fields of a partial pass */

@@ -28,10 +28,20 @@
 #define RANK_W_HEADINGS 3.0
 #define RANK_W_DESCRIPTION 3.0
 #define RANK_W_BODY 1.0
+/* the names a page defines (a built site's definition terms and API signatures, dt with an id):
+ * the page that defines "ArgumentParser" above the pages that only use it */
+#define RANK_W_DEFS 12.0
 
-/* BM25F saturation and length normalization. */
+/* BM25F saturation and length normalization (of the title and the keywords). */
 #define RANK_BM25_K1 1.2
 #define RANK_BM25_B 0.75
+/* the length normalization of the fields that grow with the page (headings, description, body):
+ * pages of a manual run from a paragraph to tens of thousands of words, and the
+ * long reference page that defines a name should not lose to every short page naming it once */
+#define RANK_BM25_B_LONG 0.3
+/* length normalization of the defs column alone: none, a name defined on a page with hundreds of
+ * definitions (a reference of every setting) is as defined there as on a page of one */
+#define RANK_BM25_B_DEFS 0.0
 
 /* Best-matching sections (query/search.c: fill_sections): each matched phrase counts its
  * IDF, times RANK_SEC_HEADING when it is in the heading, plus RANK_SEC_REPEAT of it for each of up
@@ -48,10 +58,24 @@
 #define RANK_KEYWORD_WORDS 0.5 /* keywords: 1 + this x share of content words among them */
 #define RANK_PATH_WORDS 0.15 /* path: 1 + this x share of content words among its words */
 #define RANK_PROXIMITY 0.5 /* 1 + this x share of neighbouring query words side by side */
+/* 1 + this x how much one section heading of the page is the query: the share of its content
+ * words in the heading times the query's words over the heading's (at most 1), so a
+ * heading that is the whole phrase counts fully, one word of a long heading little */
+#define RANK_HEADING_MATCH 0.5
 #define RANK_TYPE_EXPLAINER 1.0
 #define RANK_TYPE_GUIDE 1.0
 #define RANK_TYPE_TOPIC 0.85
 #define RANK_TYPE_PAGE 0.6
+/* Listing pages (tables of contents, indexes, home pages: many links to other pages for their
+ * words) below content pages, unless the title holds every content word of the query (the reader
+ * names the listing): a page's score times 1 - (1 - RANK_LISTING_PRIOR) x how much it is a
+ * listing, which is 0 with fewer than RANK_LISTING_MIN_LINKS links or below
+ * RANK_LISTING_DENSITY_FROM links per 100 words, 1 from RANK_LISTING_DENSITY_FULL, linear
+ * between (query/engine.c: listing_of). */
+#define RANK_LISTING_PRIOR 0.6
+#define RANK_LISTING_MIN_LINKS 8
+#define RANK_LISTING_DENSITY_FROM 1.0
+#define RANK_LISTING_DENSITY_FULL 4.0
 #define RANK_PRIORITY_BASE 0.8
 #define RANK_PRIORITY_SCALE 0.25
 

@@ -201,15 +201,17 @@ static bool inflection_of(const atlas_engine *e, const char *a, int na, const ch
 	return la == lb && memcmp(sa, sb, (size_t)la) == 0;
 }
 
-/* The best correction of a word not in the vocabulary (or much rarer than a neighbour), or NULL:
+/* The best correction of a word or identifier not in the vocabulary (or much rarer than a
+ * neighbour), or NULL:
  * never another form of the same word, which matches the same pages. */
 static const char *correct_word(const atlas_engine *e, const char *w, bool maybe_prefix, plan *pl)
 {
 	int len = (int)strlen(w);
 	if (len < TYPO_MIN_LEN || len > 40)
 		return NULL;
+	/* words, and identifiers of words and joiners ("os.path.jion", "max_wal_sendres") */
 	for (int i = 0; i < len; i++)
-		if (w[i] < 'a' || w[i] > 'z')
+		if ((w[i] < 'a' || w[i] > 'z') && !(i > 0 && i < len - 1 && strchr("_.-/:", w[i])))
 			return NULL;
 	int df = vocab_df(e, w, (size_t)len);
 	if (df > TYPO_RARE_DF)
@@ -313,6 +315,52 @@ static void word_alts(qterm *t, const char *w)
 		free(spaced);
 		free(closed);
 	}
+}
+
+/* An identifier of one word's humps ("HashMap", "getElementById", "XMLHttpRequest") also matches
+ * its parts written as prose ("hash map"), as one of its joiners does (word_alts): text, the
+ * clause as typed, is analyzed again for its parts; t's word is their compound. */
+static void hump_alts(atlas_engine *e, qterm *t, const char *text)
+{
+	if (strpbrk(t->word, "-_./:"))
+		return; /* word_alts has its parts */
+	bool hump = false; /* a capital after a letter or digit: a hump may be there */
+	for (const char *c = text + 1; *c && !hump; c++)
+		hump = *c >= 'A' && *c <= 'Z' && ((c[-1] >= 'a' && c[-1] <= 'z') || (c[-1] >= 'A' && c[-1] <= 'Z'));
+	if (!hump)
+		return;
+	units_ctx u = { { 0 }, 0 };
+	atlas_analyze(e->analyzer, FTS5_TOKENIZE_QUERY | FTS5_TOKENIZE_PREFIX | ATLAS_ANALYZE_PARTS, text,
+		      (int)strlen(text), unit_token, &u);
+	if (u.n > 1) {
+		strbuf sb = STRBUF_INIT;
+		for (int i = 0; i < u.n; i++) {
+			if (i)
+				strbuf_putc(&sb, ' ');
+			strbuf_puts(&sb, u.w[i]);
+		}
+		add_alt(t, strbuf_str(&sb), sb.len, false);
+		strbuf_free(&sb);
+	}
+	for (int i = 0; i < u.n; i++)
+		free(u.w[i]);
+}
+
+/* A plural acronym typed in lowercase or capitals ("gpus", "LLMS") is also its singular, as the
+ * analyzer makes of "GPUs" in a page: added when the stemmer keeps the word's s (it took "apis"
+ * to "api" already) and the index knows the singular better than the plural. */
+static void plural_alt(atlas_engine *e, qterm *t)
+{
+	size_t n = strlen(t->word);
+	if (n < 3 || n > 8 || t->word[n - 1] != 's' || t->word[n - 2] == 's' || strpbrk(t->word, "-_./: "))
+		return;
+	char st[64];
+	atlas_stem(e->analyzer, t->word, (int)n, st, sizeof(st));
+	if (strcmp(st, t->word) != 0)
+		return;
+	int plural = vocab_df(e, t->word, n), singular = vocab_df(e, t->word, n - 1);
+	if (singular > plural)
+		add_alt(t, t->word, n - 1, false);
 }
 
 /* Completions of the word being typed: the most frequent vocabulary words that start with it,
@@ -627,8 +675,12 @@ static void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
 				    (strlen(t->word) >= 2 || (!t->stop && has_content_term(pl, t)));
 			if (span > 1)
 				add_alt(t, t->word, strlen(t->word), false);
-			else
+			else {
 				word_alts(t, t->word);
+				if (u.n == 1)
+					hump_alts(e, t, cl->text);
+				plural_alt(e, t);
+			}
 			if (syn >= 0)
 				expand_synonyms(e, t, syn);
 			else if (!t->stop && !cl->negated && !pl->no_correct) {
@@ -651,6 +703,10 @@ static void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
 		for (int i = 0; i < u.n; i++)
 			free(u.w[i]);
 	}
+	/* a query of one excluded word alone excludes from nothing: it is an option's name ("-j",
+	 * "--verbose"), what the reader looks for */
+	for (int i = 0; i < pl->nterms && q->nclauses == 1 && q->clauses[0].negated && !q->clauses[0].phrase; i++)
+		pl->terms[i].negated = false;
 	/* if every word is a stop word, they are the query */
 	int content = 0;
 	for (int i = 0; i < pl->nterms; i++)
@@ -1323,6 +1379,77 @@ static double proximity_of(const atlas_engine *e, const plan *pl, const candidat
 	return pairs ? (double)near / pairs : 0;
 }
 
+static bool locate(const atlas_engine *e, const atlas_doc *d, int col, int off, int *sec, bool *head,
+		   int *idx);
+
+/* Words of the query a heading would hold to be the query: every word that is not excluded (stop
+ * words too), an identifier counting its parts. */
+static int query_words(const plan *pl)
+{
+	int n = 0;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated)
+			continue;
+		n++;
+		for (const char *c = t->word; *c; c++)
+			n += strchr(" -_./:", *c) != NULL && c[1] && !strchr(" -_./:", c[1]);
+	}
+	return n;
+}
+
+/* Sections of a page a heading match looks at, at most. */
+#define HEADING_SLOTS 64
+
+/* How much one section heading of the page is the query: the best, over its headings, of the
+ * share of the query's content words the heading holds times how much of the heading
+ * they make (the query's words over the heading's, at most 1). 1 for a heading that is the query
+ * ("When to Log" for "when to log"); 0 when no heading holds a content word or the matches were
+ * not recorded. */
+static double heading_match(const atlas_engine *e, const plan *pl, const candidate *c, int doc)
+{
+	if (c->inst_n <= 0 || pl->nphrases > MAX_PHRASES)
+		return 0;
+	const fts_inst *in = e->rec.inst + c->inst_start;
+	const atlas_doc *d = &e->docs[doc];
+	int secs[HEADING_SLOTS];
+	unsigned masks[HEADING_SLOTS];
+	int ns = 0;
+	for (int k = 0; k < c->inst_n; k++) {
+		int sec, idx;
+		bool head;
+		if (in[k].col != FTS_HEADINGS || !locate(e, d, in[k].col, in[k].off, &sec, &head, &idx))
+			continue;
+		int j = 0;
+		while (j < ns && secs[j] != sec)
+			j++;
+		if (j == ns) {
+			if (ns == HEADING_SLOTS)
+				continue;
+			secs[ns] = sec;
+			masks[ns++] = 0;
+		}
+		masks[j] |= 1u << pl->phrase_term[in[k].phrase];
+	}
+	if (!ns)
+		return 0;
+	double all = 0;
+	for (int i = 0; i < pl->nterms; i++)
+		all += !pl->terms[i].negated && !pl->terms[i].stop;
+	int words = query_words(pl);
+	double best = 0;
+	for (int j = 0; j < ns && all > 0; j++) {
+		double got = 0;
+		for (int i = 0; i < pl->nterms; i++)
+			got += (masks[j] >> i) & 1u;
+		int nhead = e->sections[secs[j]].nhead;
+		double tight = nhead > words ? (double)words / nhead : 1.0;
+		if (got / all * tight > best)
+			best = got / all * tight;
+	}
+	return best;
+}
+
 static double coverage_of(const plan *pl, candidate *c)
 {
 	if (c->strict || pl->npositive <= 1)
@@ -1427,7 +1554,7 @@ static void min_heap_down(double *h, int n, int i)
  * keep their scores, which cannot reach the page shown. */
 static void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t shown)
 {
-	const double most = (1 + RANK_PATH_WORDS) * (1 + RANK_PROXIMITY);
+	const double most = (1 + RANK_PATH_WORDS) * (1 + RANK_PROXIMITY) * (1 + RANK_HEADING_MATCH);
 	double heap[ATLAS_OFFSET_MAX + ATLAS_LIMIT_MAX];
 	int nh = 0, cap = shown < sizeof(heap) / sizeof(*heap) ? (int)shown : (int)(sizeof(heap) / sizeof(*heap));
 	for (int i = 0; i < n; i++) {
@@ -1436,7 +1563,9 @@ static void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size
 			continue;
 		c->path = path_match(pl, &e->docs[rk[i].doc]);
 		c->proximity = proximity_of(e, pl, c);
-		c->score *= (1 + RANK_PATH_WORDS * c->path) * (1 + RANK_PROXIMITY * c->proximity);
+		c->heading = heading_match(e, pl, c, rk[i].doc);
+		c->score *= (1 + RANK_PATH_WORDS * c->path) * (1 + RANK_PROXIMITY * c->proximity) *
+			    (1 + RANK_HEADING_MATCH * c->heading);
 		rk[i].score = c->score;
 		if (nh < cap) {
 			heap[nh++] = c->score;
@@ -1923,18 +2052,18 @@ static void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
 static void fill_explain(atlas_engine *e, atlas_hit *h, const plan *pl, const candidate *c,
 			 double title, bool exact, double cov, double tw, double pw, bool ponly)
 {
-	static const char *names[] = { "title", "keywords", "headings", "description", "body" };
+	static const char *names[] = { "title", "keywords", "headings", "description", "body", "defs" };
 	static const double w[] = { RANK_W_TITLE, RANK_W_KEYWORDS, RANK_W_HEADINGS, RANK_W_DESCRIPTION,
-				    RANK_W_BODY };
+				    RANK_W_BODY, RANK_W_DEFS };
 	strbuf sb = STRBUF_INIT;
 	sqlite3_stmt *st = e->st_explain;
 	sqlite3_bind_text(st, 1, strbuf_str(&pl->relaxed), -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, e->docs[h->doc].id);
 	strbuf_printf(&sb, "bm25 %.3f; by field alone:", c->bm25);
 	if (sqlite3_step(st) == SQLITE_ROW)
-		for (int k = 0; k < 5; k++)
+		for (int k = 0; k < FTS_NCOLS; k++)
 			strbuf_printf(&sb, " %s %.3f (weight %g)%s", names[k], sqlite3_column_double(st, k), w[k],
-				      k < 4 ? "," : "");
+				      k < FTS_NCOLS - 1 ? "," : "");
 	sqlite3_reset(st);
 	strbuf_printf(&sb, "; coverage %.2f%s; title words %.2f%s; keyword words %.2f; type x%.2f;"
 		      " path words %.2f; words side by side %.2f; priority x%.3f%s", cov,
@@ -2233,10 +2362,12 @@ int atlas_search_with(atlas_results *res, atlas_engine *e, const atlas_search_pa
 		double tw = type_weight(doc->type_id);
 		double pw = RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority;
 		bool ponly = prefix_only(&pl, c);
+		if (doc->listing > 0 && title < 1.0)
+			tw *= 1 - (1 - RANK_LISTING_PRIOR) * doc->listing;
 		c->title = title;
 		c->keywords = kw;
 		c->exact = exact;
-		c->path = c->proximity = 0;
+		c->path = c->proximity = c->heading = 0;
 		c->score = c->bm25 * (RANK_COVERAGE_FLOOR + (1 - RANK_COVERAGE_FLOOR) * cov * sqrt(cov)) *
 			   (1 + RANK_TITLE_WORDS * title) * (exact ? RANK_TITLE_EXACT : 1.0) *
 			   (1 + RANK_KEYWORD_WORDS * kw) * tw * pw * (ponly ? RANK_PREFIX_ONLY : 1.0);

@@ -300,6 +300,24 @@ def main():
                          f"{bad.returncode} with 0: {bad.stderr.strip()[:200]}")
                 else:
                     ok("atlas-reindex passes ATLAS_FTS_MEMORY to atlas-index --fts-memory")
+                # ATLAS_SITE: a built site's HTML indexed with --site, its ATLAS_SITE_CONFIG too
+                site = os.path.join(tmp, "site")
+                os.makedirs(os.path.join(site, "docs"))
+                for name, title in [("index.html", "Home"), ("docs/a.html", "Page A"), ("docs/skip.html", "Skipped")]:
+                    with open(os.path.join(site, name), "w") as f:
+                        f.write(f"<html><head><title>{title}</title></head><body><main><p>{title} text."
+                                "</p></main></body></html>")
+                site_cfg = os.path.join(tmp, "site.json")
+                with open(site_cfg, "w") as f:
+                    f.write('{"exclude": ["skip.html"]}')
+                sdb = os.path.join(state, "site.db")
+                r = run([script], env=dict(env, ATLAS_SITE=site, ATLAS_SITE_CONFIG=site_cfg, ATLAS_DB=sdb))
+                s = run([query, "--index", sdb, "--stats"]) if r.returncode == 0 else r
+                if r.returncode or "pages            2" not in s.stdout:
+                    fail(f"atlas-reindex with ATLAS_SITE: exit {r.returncode}: {r.stderr.strip()[:200]} {s.stdout[:100]}")
+                else:
+                    ok("atlas-reindex with ATLAS_SITE and ATLAS_SITE_CONFIG indexes the built site")
+                os.remove(sdb)
                 before = sha256(db)
                 explainers = os.path.join(corpus, "explainers")
                 victim = os.path.join(explainers, sorted(os.listdir(explainers))[0])

@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""atlas-index --site on small sites written here, one problem each: what is read, what is a
+warning naming file and line (an error under --strict), what is an error that leaves the previous
+index untouched.
+
+- malformed HTML (unclosed and misnested tags) is read as browsers read it: its sections and text;
+- the content root and what is removed in it (data-atlas-body, nav, hidden, data-atlas-ignore,
+  the configuration's ignore selectors), pages skipped by robots noindex or data-atlas-ignore;
+- a page without a title, a page with an empty content root, a broken link, a duplicate path, a
+  sitemap URL with no file and a file the sitemap omits: warnings with file:line, errors with
+  --strict (exit 1, previous index byte for byte);
+- bytes not valid in the page's charset are replaced and the page named; a windows-1252 page
+  (meta charset) and a UTF-16 page (byte order mark) decoded; an unknown charset and an unreadable
+  file are errors;
+- a symbolic link out of the site is not followed (a warning), one inside is;
+- exclude globs (with **), type rules, data-atlas-guide lists, the configuration's errors.
+
+Usage: test_bad_input.py INDEXER QUERY WORK_DIR
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sitelib import Index, build, check, finish, query  # noqa: E402
+
+
+def page(title, body, head=''):
+    t = f'<title>{title}</title>' if title is not None else ''
+    return f'<!DOCTYPE html>\n<html><head><meta charset="utf-8">{t}{head}</head>\n<body>\n{body}\n</body></html>\n'
+
+
+GOOD = {
+    'index.html': page('Home — Probe Site', '<main><h1>Home</h1><p>Welcome to the probe site, start with'
+                       ' <a href="guide/">the guide</a>.</p></main>'),
+    'guide/index.html': page('The guide — Probe Site',
+                             '<main><h1>The guide</h1><p>Read these pages in order, first to last.</p>'
+                             '<h2>Route</h2><ol data-atlas-guide="Getting started"><li><a href="one.html">One</a></li>'
+                             '<li><a href="two.html">Two</a></li></ol></main>'),
+    'guide/one.html': page('Step one — Probe Site',
+                           '<nav>Site menu navword</nav><main><h1>Step one</h1><p>The first step explains'
+                           ' quokkas at length.</p><p hidden>hiddenword</p><div data-atlas-ignore>ignoredword</div>'
+                           '<div class="ad">adword</div><h2 id="details">Details</h2><p>More on quokkas.</p>'
+                           '<dl><dt id="quokka-def">quokka</dt><dd>A small wallaby.</dd></dl>'
+                           '<p>Then <a href="two.html#the-part">step two</a>.</p></main>'),
+    'guide/two.html': page('Step two — Probe Site',
+                           '<main><h1>Step two</h1><p>The second step: wombats <b>and <i>misnested</b> tags</i>'
+                           '<div><p>unclosed paragraph<h2>Loose heading</h2><section id="the-part"><h3>Part</h3>'
+                           '<p>Inside the part about numbats.</main>'),
+    'marked.html': page('Marked — Probe Site', '<div class="chrome">chromeword</div><div data-atlas-body>'
+                        '<p>Only this marked text about echidnas counts here.</p></div>'),
+    'noindex.html': page('Hidden — Probe Site', '<main><p>noindexword</p></main>',
+                         '<meta name="robots" content="noindex, follow">'),
+    'skipped.html': '<html><body data-atlas-ignore><p>skippedword</p></body></html>',
+    'drafts/wip.html': page('Draft — Probe Site', '<main><p>draftword</p></main>'),
+    'legal/terms.html': page('Terms — Probe Site', '<main><h1>Terms</h1><p>The terms of the probe site, which apply.</p></main>'),
+}
+CONFIG = {'site_url': 'https://probe.example.org', 'exclude': ['drafts/**'], 'ignore': ['.ad'],
+          'types': {'legal/**': 'page'}}
+
+
+def write(root, files, config=CONFIG):
+    if os.path.exists(root):
+        shutil.rmtree(root)
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, 'wb') as f:
+            f.write(text if isinstance(text, bytes) else text.encode('utf-8'))
+    if config is not None:
+        with open(os.path.join(root, 'atlas.json'), 'w') as f:
+            json.dump(config, f)
+
+
+def one(text):
+    """text on one line, shortened: for a check's message."""
+    return ' | '.join(text.strip().splitlines())[:300]
+
+
+def sha(path):
+    with open(path, 'rb') as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def words(query_bin, db, word):
+    return [h['path'] for h in query(query_bin, db, word)['results']]
+
+
+def warns(indexer, root, work, name, files, message, config=CONFIG):
+    """The site's build warns with message (a regular expression of 'file:line: warning: ...'),
+    exits 0; with --strict it exits 1 with the same as an error and leaves the index as it was."""
+    import re
+    write(root, files, config)
+    db = os.path.join(work, 'bad.db')
+    rc, out, err = build(indexer, root, db)
+    m = re.search(message.replace('LEVEL', 'warning'), err)
+    check(rc == 0 and m, f'{name}: a warning "{m.group(0) if m else message}" (exit {rc}; {one(err)})')
+    before = sha(db) if os.path.exists(db) else None
+    rc, out, err = build(indexer, root, db, '--strict')
+    m = re.search(message.replace('LEVEL', 'error'), err)
+    check(rc == 1 and m and 'the previous one is untouched' in err, f'{name}: an error with --strict (exit {rc})')
+    check(before is not None and sha(db) == before, f'{name}: the previous index untouched')
+
+
+def fails(indexer, root, work, name, files, message, config=CONFIG, setup=None):
+    """The site's build fails with message; the previous index stays as it was."""
+    write(root, GOOD, config)
+    db = os.path.join(work, 'bad.db')
+    build(indexer, root, db)
+    before = sha(db)
+    write(root, files, config)
+    if setup:
+        setup(root)
+    rc, out, err = build(indexer, root, db)
+    check(rc == 1 and message in err, f'{name}: exit 1 with "{message}" (exit {rc}; {one(err)})')
+    check(sha(db) == before, f'{name}: the previous index untouched')
+
+
+def main():
+    indexer, query_bin, work = sys.argv[1:4]
+    root = os.path.join(work, 'probe-site')
+    db = os.path.join(work, 'probe.db')
+
+    # the good site
+    write(root, GOOD)
+    rc, out, err = build(indexer, root, db, '--strict')
+    check(rc == 0, f'the probe site builds under --strict ({one(err)})')
+    ix = Index(db)
+    check(sorted(ix.docs) == ['/guide/index.html', '/guide/one.html', '/guide/two.html', '/index.html',
+                              '/legal/terms.html', '/marked.html'],
+          f'pages: noindex, data-atlas-ignore and excluded ones left out ({sorted(ix.docs)})')
+    check(ix.docs['/guide/one.html']['title'] == 'Step one', 'the repeated " — Probe Site" is taken off titles')
+    check(ix.docs['/legal/terms.html']['type'] == 'page' and ix.docs['/index.html']['type'] == 'page',
+          'type rules by glob; the top page a site page')
+    check(ix.docs['/guide/index.html']['type'] == 'guide', 'a page with a data-atlas-guide list is a guide')
+    check(ix.guide('/guide/index.html') == [('Getting started', '/guide/one.html'), ('Getting started', '/guide/two.html')],
+          f"its steps in the list's order ({ix.guide('/guide/index.html')})")
+    check(json.loads(ix.docs['/guide/one.html']['topics']) == ['guide'], 'topic from the folder')
+    check(ix.links('/guide/one.html') == {'/guide/two.html'}, 'a link with a fragment is an edge to its page')
+    check(ix.links('/index.html') == {'/guide/index.html'}, 'a link to a folder is an edge to its index page')
+    for w in ['navword', 'hiddenword', 'ignoredword', 'adword', 'chromeword', 'noindexword', 'skippedword', 'draftword']:
+        check(words(query_bin, db, w) == [], f'"{w}" (removed or skipped) is not found')
+    check(words(query_bin, db, 'echidnas') == ['/marked.html'], 'data-atlas-body is the content root')
+    check(words(query_bin, db, 'numbats') == ['/guide/two.html'], 'malformed HTML: the text after misnested and unclosed tags is read')
+    two = [(lv, h, a) for _, lv, h, a in ix.sections('/guide/two.html')]
+    check(two[1:] == [(2, 'Loose heading', ''), (3, 'Part', 'the-part')], f'malformed HTML: its sections ({two})')
+    one_secs = {h: a for _, _, h, a in ix.sections('/guide/one.html')}
+    check(one_secs.get('Details') == '', f'a heading id equal to its derived anchor is stored empty ({one_secs})')
+    r = query(query_bin, db, '--explain', 'quokka')
+    check(r['results'][0]['path'] == '/guide/one.html' and 'defs 0.000' not in r['results'][0]['explain'],
+          'a dt with an id is a definition')
+    check(r['results'][0]['url'] == 'https://probe.example.org/guide/one.html', 'url is site_url + path')
+
+    # warnings, errors under --strict
+    warns(indexer, root, work, 'no title', {**GOOD, 'untitled.html': '<html><body><main><p>No title anywhere here.</p></main></body></html>'},
+          r'untitled\.html:\d+: LEVEL: page has no title')
+    warns(indexer, root, work, 'empty content', {**GOOD, 'empty.html': page('Empty', '<main>  </main><footer>only a footer</footer>')},
+          r'empty\.html:\d+: LEVEL: the page\'s content is empty')
+    warns(indexer, root, work, 'broken link', {**GOOD, 'broken.html': page('Broken', '<main><p>See\n<a href="nowhere.html">this</a>.</p></main>')},
+          r'broken\.html:5: LEVEL: link to missing page nowhere\.html')
+    sitemap = ('<?xml version="1.0"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+               + ''.join(f'<url><loc>https://probe.example.org/{p}</loc><lastmod>2026-01-02</lastmod></url>\n'
+                         for p in ['', 'guide/', 'guide/one.html', 'guide/two.html', 'marked.html', 'legal/terms.html',
+                                   'a%20b.html', 'gone.html'])
+               + '</urlset>\n')
+    dup = {**GOOD, 'sitemap.xml': sitemap, 'a b.html': page('Spaced', '<main><p>A page with a space in its name.</p></main>'),
+           'a%20b.html': page('Percent', '<main><p>A page whose name holds a percent sign.</p></main>')}
+    warns(indexer, root, work, 'duplicate path', dup, r'a%20b\.html:1: LEVEL: duplicate path /a%20b\.html')
+    warns(indexer, root, work, 'sitemap URL with no file', dup, r'sitemap\.xml:\d+: LEVEL: sitemap lists /gone\.html but the site has no such page')
+    warns(indexer, root, work, 'file not in the sitemap', {**dup, 'extra.html': page('Extra', '<main><p>Not listed in the sitemap at all.</p></main>')},
+          r'extra\.html:1: LEVEL: page /extra\.html is not in sitemap\.xml')
+    write(root, dup)
+    build(indexer, root, db)
+    ix = Index(db)
+    check('/' in ix.docs and '/guide/' in ix.docs and ix.docs['/guide/one.html']['lastmod'] == '2026-01-02',
+          f"paths and lastmod from the sitemap's locs ({sorted(ix.docs)[:3]})")
+    warns(indexer, root, work, 'invalid bytes', {**GOOD, 'latin.html': page('Latin', '<main><p>caf\xe9 au lait</p></main>').encode('utf-8').replace(b'caf\xc3\xa9', b'caf\xe9')},
+          r'latin\.html:1: LEVEL: 1 byte not valid UTF-8, replaced')
+    outside = os.path.join(work, 'outside.html')
+    with open(outside, 'w') as f:
+        f.write(page('Outside', '<main><p>outsideword lives outside the site.</p></main>'))
+
+    def link_out(r):
+        os.symlink(outside, os.path.join(r, 'out.html'))
+
+    write(root, GOOD)
+    link_out(root)
+    os.symlink(os.path.join(root, 'marked.html'), os.path.join(root, 'alias.html'))
+    rc, out, err = build(indexer, root, db)
+    check(rc == 0 and 'out.html:0: warning: symbolic link out of the site, not followed' in err,
+          f'a symbolic link out of the site: a warning ({one(err)})')
+    check(words(query_bin, db, 'outsideword') == [], 'and its page is not read')
+    check('/alias.html' in Index(db).docs, 'a symbolic link inside the site is followed')
+
+    # charsets
+    cp = page('Windows', '<main><p>Caf\u00e9 cr\u00e8me \u2014 na\u00efve</p></main>').replace('charset="utf-8"', 'charset="windows-1252"')
+    u16 = page('Sixteen', '<main><p>Sixteen-bit text about platypuses</p></main>').replace('<meta charset="utf-8">', '')
+    write(root, {**GOOD, 'cp.html': cp.encode('cp1252'), 'u16.html': b'\xff\xfe' + u16.encode('utf-16-le')})
+    rc, out, err = build(indexer, root, db, '--strict')
+    check(rc == 0, f'windows-1252 and UTF-16 pages build under --strict ({one(err)})')
+    check(words(query_bin, db, 'crème') == ['/cp.html'], 'the windows-1252 page is decoded')
+    check(words(query_bin, db, 'platypuses') == ['/u16.html'], 'the UTF-16 page is decoded')
+
+    # errors: the previous index untouched
+    fails(indexer, root, work, 'unknown charset', {**GOOD, 'x.html': page('X', '<main><p>x</p></main>').replace('utf-8', 'x-no-such-charset')},
+          'x.html:1: error: cannot decode: unknown charset "x-no-such-charset"')
+
+    def unreadable(r):
+        os.chmod(os.path.join(r, 'locked.html'), 0)
+
+    if os.geteuid() == 0 and shutil.which('setpriv'):
+        # root reads any file: the build runs as nobody, on a copy it may write beside
+        write(root, GOOD)
+        os.chmod(work, 0o777)
+        for d, dirs, names in os.walk(root):
+            os.chmod(d, 0o777)
+            for n in names:
+                os.chmod(os.path.join(d, n), 0o666)
+        nobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups']
+        ndb = os.path.join(work, 'nobody.db')
+        if os.path.exists(ndb):
+            os.remove(ndb)
+        r0 = subprocess.run(nobody + [indexer, '--site', root, '--out', ndb, '--quiet'], capture_output=True, text=True)
+        before = sha(ndb) if r0.returncode == 0 else None
+        with open(os.path.join(root, 'locked.html'), 'w') as f:
+            f.write(page('Locked', '<main><p>locked</p></main>'))
+        unreadable(root)
+        r1 = subprocess.run(nobody + [indexer, '--site', root, '--out', ndb], capture_output=True, text=True)
+        check(r1.returncode == 1 and 'locked.html:0: error: cannot read: Permission denied' in r1.stderr,
+              f'an unreadable file: an error naming it ({r1.returncode}: {one(r1.stderr)})')
+        check(before is not None and sha(ndb) == before, 'an unreadable file: the previous index untouched')
+    else:
+        fails(indexer, root, work, 'unreadable file', {**GOOD, 'locked.html': page('Locked', '<main><p>locked</p></main>')},
+              'locked.html:0: error: cannot read: Permission denied', setup=unreadable)
+
+    fails(indexer, root, work, 'configuration not JSON', GOOD, 'atlas.json:1: error: the configuration is not a JSON object', config=None,
+          setup=lambda r: open(os.path.join(r, 'atlas.json'), 'w').write('{"exclude": [}'))
+    fails(indexer, root, work, 'bad type rule', GOOD, 'error: type of "legal/**" must be explainer, guide, topic or page',
+          config={**CONFIG, 'types': {'legal/**': 'article'}})
+    fails(indexer, root, work, 'bad selector', GOOD, 'error: ignore: cannot read the selector',
+          config={**CONFIG, 'ignore': ['div > p']})
+    rc, out, err = build(indexer, os.path.join(work, 'no-such-site'), db)
+    check(rc == 1 and 'site directory not found' in err, f'a missing folder: exit 1 ({rc})')
+    r = subprocess.run([indexer, '--site', root, '--corpus', root, '--out', db], capture_output=True, text=True)
+    check(r.returncode == 2, '--site with --corpus: a usage error')
+    r = subprocess.run([indexer, '--corpus', root, '--config', 'x.json', '--out', db], capture_output=True, text=True)
+    check(r.returncode == 2, '--config without --site: a usage error')
+    finish()
+
+
+if __name__ == '__main__':
+    main()

@@ -7,7 +7,7 @@
 #include "error.h"
 
 /* Bumped whenever a table or column changes meaning; readers refuse other versions. */
-#define ATLAS_SCHEMA_VERSION 13
+#define ATLAS_SCHEMA_VERSION 14
 
 /* Column order of the documents FTS5 table, and of the bm25() weights that go with it. */
 enum { FTS_TITLE, FTS_KEYWORDS, FTS_HEADINGS, FTS_DESCRIPTION, FTS_BODY, FTS_NCOLS };
@@ -15,7 +15,7 @@ enum { FTS_TITLE, FTS_KEYWORDS, FTS_HEADINGS, FTS_DESCRIPTION, FTS_BODY, FTS_NCO
 /* The SQL that creates every table of a new index (FTS5 tables need the "atlas" tokenizer). */
 extern const char atlas_schema_sql[];
 
-/* The SQL that creates the read-next signals' tables (vocab, stems, next_candidates) alone, the
+/* The SQL that creates the read-next signals' tables (vocab, stems, next_candidates, similar_terms, next_fit) alone, the
  * same as in atlas_schema_sql: the signals are written to a file of their own, then copied. */
 extern const char atlas_schema_signals_sql[];
 

@@ -51,8 +51,9 @@ const char atlas_schema_sql[] =
 	" heading_tokens INTEGER NOT NULL, lead_tokens INTEGER NOT NULL, body_tokens INTEGER NOT NULL);\n"
 	/* zstd dictionaries of the compressed texts, by name; a name without a row: no dictionary */
 	"CREATE TABLE dictionaries(name TEXT PRIMARY KEY, dict BLOB NOT NULL);\n"
-	/* ranking index over whole pages; contentless, since the text lives in sections */
-	"CREATE VIRTUAL TABLE fts USING fts5(title, keywords, headings, description, body,"
+	/* ranking index over whole pages; contentless, since the text lives in sections; defs: the
+	 * names the page defines, one a line */
+	"CREATE VIRTUAL TABLE fts USING fts5(title, keywords, headings, description, body, defs,"
 	" content='', tokenize='atlas');\n"
 	ATLAS_SCHEMA_FIELDS_SQL
 	/* the taxonomy: one row per topic path, parent NULL at the top */

@@ -7,10 +7,12 @@
 #include "error.h"
 
 /* Bumped whenever a table or column changes meaning; readers refuse other versions. */
-#define ATLAS_SCHEMA_VERSION 14
+#define ATLAS_SCHEMA_VERSION 15
 
-/* Column order of the documents FTS5 table, and of the bm25() weights that go with it. */
-enum { FTS_TITLE, FTS_KEYWORDS, FTS_HEADINGS, FTS_DESCRIPTION, FTS_BODY, FTS_NCOLS };
+/* Column order of the documents FTS5 table, and of the bm25() weights that go with it. defs holds
+ * the names a page defines (the definition terms and API signatures of a built site's pages,
+ * none for the Markdown corpus), last so that the fields table's columns keep the same numbers. */
+enum { FTS_TITLE, FTS_KEYWORDS, FTS_HEADINGS, FTS_DESCRIPTION, FTS_BODY, FTS_DEFS, FTS_NCOLS };
 
 /* The SQL that creates every table of a new index (FTS5 tables need the "atlas" tokenizer). */
 extern const char atlas_schema_sql[];

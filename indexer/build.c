@@ -389,8 +389,8 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	if (!rc)
 		rc = atlas_analyzer_new(&a, w->db, w->err);
 	if (!rc)
-		rc = prepare(w, &fts, "INSERT INTO fts(rowid, title, keywords, headings, description, body)"
-				      " VALUES(?,?,?,?,?,?)");
+		rc = prepare(w, &fts, "INSERT INTO fts(rowid, title, keywords, headings, description, body, defs)"
+				      " VALUES(?,?,?,?,?,?,?)");
 	if (!rc)
 		rc = prepare(w, &dt, "INSERT OR IGNORE INTO doc_topics VALUES(?,?)");
 	row_tap tap;
@@ -401,7 +401,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		rc = atlas_analyzer_set_tap(w->db, &tap.tap, w->err);
 	int sec_id = 1;
 	strbuf kw = STRBUF_INIT, heads = STRBUF_INIT, body = STRBUF_INIT, tj = STRBUF_INIT,
-	       zbody = STRBUF_INIT, anchor = STRBUF_INIT;
+	       zbody = STRBUF_INIT, anchor = STRBUF_INIT, defs = STRBUF_INIT;
 	for (int id = 1; !rc && id <= c->npages; id++) {
 		const page *p = &c->pages[w->order[id - 1]];
 		if (p->nsecs > places.cap) {
@@ -426,6 +426,8 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		strbuf_reset(&body);
 		strbuf_reset(&tj);
 		join_strings(&kw, p->keywords, p->nkeywords, "; ");
+		strbuf_reset(&defs);
+		join_strings(&defs, p->defs, p->ndefs, "\n");
 		topics_json(&tj, p);
 		/* appended, not printed: a printf of the body measured its length once more first */
 		for (int s = 0; s < p->nsecs; s++) {
@@ -470,6 +472,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 			sqlite3_bind_text(fts, 4, strbuf_str(&heads), -1, SQLITE_STATIC);
 			sqlite3_bind_text(fts, 5, p->description, -1, SQLITE_STATIC);
 			sqlite3_bind_text(fts, 6, strbuf_str(&body), -1, SQLITE_STATIC);
+			sqlite3_bind_text(fts, 7, strbuf_str(&defs), -1, SQLITE_STATIC);
 			tap.armed = true;
 			rc = step_reset(w, fts, "insert into fts");
 			tap.armed = false;
@@ -520,6 +523,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	strbuf_free(&tj);
 	strbuf_free(&zbody);
 	strbuf_free(&anchor);
+	strbuf_free(&defs);
 	sqlite3_finalize(doc);
 	sqlite3_finalize(sec);
 	sqlite3_finalize(fts);
@@ -547,7 +551,7 @@ static int write_graph(writer *w, const corpus *c, build_stats *stats)
 	char path[1100];
 	for (int i = 0; !rc && i < c->ntopics; i++) {
 		const topic *t = &c->topics[i];
-		snprintf(path, sizeof(path), "/t/%s", t->path);
+		snprintf(path, sizeof(path), t->page ? "%s" : "/t/%s", t->page ? t->page : t->path);
 		sqlite3_bind_text(tp, 1, t->path, -1, SQLITE_STATIC);
 		if (t->parent)
 			sqlite3_bind_text(tp, 2, t->parent, -1, SQLITE_STATIC);

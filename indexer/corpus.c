@@ -805,6 +805,7 @@ void page_free(page *p)
 		free_strings(p->keywords, p->nkeywords);
 		free_strings(p->topics, p->ntopics);
 		free_strings(p->prereqs, p->nprereqs);
+		free_strings(p->defs, p->ndefs);
 		for (int i = 0; i < p->nsecs; i++) {
 			free(p->secs[i].heading);
 			free(p->secs[i].anchor);
@@ -1291,6 +1292,7 @@ static void load_topic_nodes(corpus *c, cJSON *arr, const char *parent, const ch
 		t->parent = parent ? strdup(parent) : NULL;
 		t->title = strdup(title->valuestring);
 		t->description = strdup(desc->valuestring);
+		t->page = NULL;
 		t->ord = c->ntopics;
 		t->line = line;
 		if (kids && !cJSON_IsArray(kids))
@@ -1813,6 +1815,7 @@ void corpus_free(corpus *c)
 		free(c->topics[i].parent);
 		free(c->topics[i].title);
 		free(c->topics[i].description);
+		free(c->topics[i].page);
 	}
 	free(c->topics);
 	strmap_free(&c->topic_index);
@@ -1826,4 +1829,14 @@ void corpus_free(corpus *c)
 	free(c->site_url);
 	free(c->dir);
 	memset(c, 0, sizeof(*c));
+}
+
+void corpus_read_sitemap(corpus *c, diag_list *d, bool strict)
+{
+	load_sitemap(c, d, strict);
+}
+
+void corpus_free_sitemap(corpus *c)
+{
+	free_sitemap(c);
 }

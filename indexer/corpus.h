@@ -70,6 +70,9 @@ typedef struct page {
 	int ntopics;
 	char **prereqs;
 	int nprereqs;
+	char **defs;        /* names the page defines (an HTML page's dt with an id: API signatures,
+			     * terms); none for a Markdown page */
+	int ndefs;
 	guide_section *gsecs;
 	int ngsecs;
 	section *secs;
@@ -93,6 +96,7 @@ typedef struct page {
 
 typedef struct topic {
 	char *path, *parent, *title, *description;
+	char *page;         /* path of the topic's page, or NULL for /t/<path> */
 	int ord;
 	int line;
 } topic;
@@ -138,6 +142,12 @@ int corpus_parse_body(page *p, const char *body, size_t n, int body_line);
  * for validity) or -1 when dir itself is unusable. */
 int corpus_load(corpus *c, const char *dir, bool strict, diag_list *d);
 void corpus_free(corpus *c);
+
+/* Reads c->dir/sitemap.xml into c->sitemap (entries with their paths) and, unless set, c->site_url
+ * from the first loc; problems go to d (strict: an unreadable sitemap is an error). */
+void corpus_read_sitemap(corpus *c, diag_list *d, bool strict);
+/* Frees the sitemap's entries (c->sitemap is NULL after). */
+void corpus_free_sitemap(corpus *c);
 
 /* Declares that each page's section bodies will be read by readers threads (readers >= 1), each
  * calling corpus_release_bodies once per page when done with them: the last frees them, so that a

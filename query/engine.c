@@ -671,8 +671,9 @@ static int prepare_all(atlas_engine *e, atlas_error *err)
 		{ &e->st_match_titles, "SELECT rowid, atlas_rank(titles) FROM titles WHERE titles MATCH ?1" },
 		{ &e->st_stem_df, "SELECT df FROM stems WHERE stem = ?1" },
 		{ &e->st_explain,
-		  "SELECT -bm25(fts, 1, 0, 0, 0, 0), -bm25(fts, 0, 1, 0, 0, 0), -bm25(fts, 0, 0, 1, 0, 0),"
-		  " -bm25(fts, 0, 0, 0, 1, 0), -bm25(fts, 0, 0, 0, 0, 1) FROM fts"
+		  "SELECT -bm25(fts, 1, 0, 0, 0, 0, 0), -bm25(fts, 0, 1, 0, 0, 0, 0),"
+		  " -bm25(fts, 0, 0, 1, 0, 0, 0), -bm25(fts, 0, 0, 0, 1, 0, 0),"
+		  " -bm25(fts, 0, 0, 0, 0, 1, 0), -bm25(fts, 0, 0, 0, 0, 0, 1) FROM fts"
 		  " WHERE fts MATCH ?1 AND rowid = ?2" },
 		/* one page's matches, when the candidate pass could not keep them */
 		{ &e->st_record, "SELECT atlas_rank(fts) FROM fts WHERE fts MATCH ?1 AND rowid = ?2" },

@@ -46,7 +46,7 @@ static int record_inst(match_record *r, int phrase, int col, int off)
 */
 
 static const double rank_weight[FTS_NCOLS] = { RANK_W_TITLE, RANK_W_KEYWORDS, RANK_W_HEADINGS,
-					       RANK_W_DESCRIPTION, RANK_W_BODY };
+					       RANK_W_DESCRIPTION, RANK_W_BODY, RANK_W_DEFS };
 
 void rank_row_begin(rank_row *r, match_record *rec, const int *len, const double *avg)
 {

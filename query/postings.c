@@ -79,7 +79,7 @@ void postings_free(atlas_postings *p)
 static int column_of(const unsigned char *name)
 {
 	static const char *const names[FTS_NCOLS] = {"title", "keywords", "headings", "description",
-						     "body"};
+						     "body", "defs"};
 	for (int c = 0; name && c < FTS_NCOLS; c++)
 		if (strcmp((const char *)name, names[c]) == 0)
 			return c;

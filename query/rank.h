@@ -28,6 +28,9 @@
 #define RANK_W_HEADINGS 3.0
 #define RANK_W_DESCRIPTION 3.0
 #define RANK_W_BODY 1.0
+/* the names a page defines (a built site's definition terms and API signatures, dt with an id):
+ * the page that defines "ArgumentParser" above the pages that only use it */
+#define RANK_W_DEFS 5.0
 
 /* BM25F saturation and length normalization. */
 #define RANK_BM25_K1 1.2

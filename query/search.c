@@ -1684,18 +1684,18 @@ static void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
 static void fill_explain(atlas_engine *e, atlas_hit *h, const plan *pl, const candidate *c,
 			 double title, bool exact, double cov, double tw, double pw, bool ponly)
 {
-	static const char *names[] = { "title", "keywords", "headings", "description", "body" };
+	static const char *names[] = { "title", "keywords", "headings", "description", "body", "defs" };
 	static const double w[] = { RANK_W_TITLE, RANK_W_KEYWORDS, RANK_W_HEADINGS, RANK_W_DESCRIPTION,
-				    RANK_W_BODY };
+				    RANK_W_BODY, RANK_W_DEFS };
 	strbuf sb = STRBUF_INIT;
 	sqlite3_stmt *st = e->st_explain;
 	sqlite3_bind_text(st, 1, strbuf_str(&pl->relaxed), -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, e->docs[h->doc].id);
 	strbuf_printf(&sb, "bm25 %.3f; by field alone:", c->bm25);
 	if (sqlite3_step(st) == SQLITE_ROW)
-		for (int k = 0; k < 5; k++)
+		for (int k = 0; k < FTS_NCOLS; k++)
 			strbuf_printf(&sb, " %s %.3f (weight %g)%s", names[k], sqlite3_column_double(st, k), w[k],
-				      k < 4 ? "," : "");
+				      k < FTS_NCOLS - 1 ? "," : "");
 	sqlite3_reset(st);
 	strbuf_printf(&sb, "; coverage %.2f%s; title words %.2f%s; keyword words %.2f; type x%.2f;"
 		      " path words %.2f; words side by side %.2f; priority x%.3f%s", cov,

@@ -50,7 +50,7 @@ def main():
         rows = db.execute('SELECT ord, heading, body, heading_tokens, lead_tokens, body_tokens'
                           ' FROM sections WHERE doc_id = ? ORDER BY id', (doc_id,)).fetchall()
         sz = sizes.get(doc_id)
-        check(sz is not None and len(sz) == 5, f'{path}: fts_docsize has 5 column sizes')
+        check(sz is not None and len(sz) == 6, f'{path}: fts_docsize has 6 column sizes')
         if not rows or sz is None:
             check(False, f'{path}: has sections')
             continue

@@ -1,0 +1,83 @@
+/* html.h - one built HTML page read with gumbo: its metadata, content sections with the anchors
+ * the page uses, links, definitions and navigation (next, up, breadcrumbs), for site.c. */
+#ifndef ATLAS_HTML_H
+#define ATLAS_HTML_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A list of simple selectors ("main", "div.body", "#content", "[role=main]", "nav[aria-label]",
+ * comma-separated): each a tag name, classes, an id and attributes, all of which must match one
+ * element. No combinators. */
+typedef struct html_sel html_sel;
+
+/* Parses a selector list. Returns NULL and writes what is wrong into err when it cannot be read
+ * or memory runs out; free with html_sel_free. */
+html_sel *html_sel_parse(const char *list, char *err, size_t errlen);
+void html_sel_free(html_sel *s);
+
+typedef struct html_ref {
+	char *href;         /* as written in the page */
+	char *text;         /* the link's text, whitespace collapsed */
+	int line;
+} html_ref;
+
+typedef struct html_sec {
+	int level;          /* 0 for the lead, 2 to 4 for headings */
+	char *heading;      /* NULL for the lead */
+	char *anchor;       /* the id the page itself uses for it, or NULL when it has none */
+	int line;
+	size_t body_off;    /* where its body starts in the page's text */
+} html_sec;
+
+typedef struct html_guide {
+	char *title;        /* the list's data-atlas-guide value, else the heading above it */
+	html_ref *steps;
+	int nsteps;
+	int line;
+} html_guide;
+
+typedef struct html_page {
+	bool skip;          /* robots noindex, or data-atlas-ignore on <html> or <body> */
+	char *title;        /* <title>, whitespace collapsed; NULL when absent or empty */
+	int title_line;
+	char *og_title, *h1, *description, *first_para, *keywords, *image, *modified, *canonical;
+	char *next;         /* href of <link rel=next> or a[rel=next] */
+	int next_line;
+	char *up;           /* href of rel=up, or of the a[accesskey=u] generators mark "Up" with */
+	html_ref *crumbs;   /* breadcrumb trail, from the top, this page left out when it is a link */
+	int ncrumbs;
+	char **index_refs;  /* hrefs of rel=index and rel=search: the site's own index pages */
+	int nindex_refs;
+	html_ref *links;    /* a[href] inside the content root */
+	int nlinks;
+	char **defs;        /* text of each dt with an id inside the content root */
+	int ndefs;
+	html_sec *secs;     /* secs[0] is the lead */
+	int nsecs;
+	char *text;         /* every section's body, each NUL-terminated, one after another */
+	size_t text_len;
+	html_guide *guides; /* lists marked data-atlas-guide, in page order */
+	int nguides;
+	int body_line;      /* line of the content root */
+	int words;
+} html_page;
+
+typedef struct html_opts {
+	const html_sel *content;  /* content root; NULL: data-atlas-body, main, [role=main], article, body */
+	const html_sel *ignore;   /* removed inside the content root, besides the fixed list */
+} html_opts;
+
+/* Parses the UTF-8 document data[0..n) and extracts *out (free with html_page_free). Returns 0,
+ * or -1 when out of memory (out is then empty). */
+int html_read(html_page *out, const char *data, size_t n, const html_opts *o);
+void html_page_free(html_page *p);
+
+/* Converts data[0..n) to UTF-8 by its charset (a byte order mark, else a <meta> charset in its
+ * first 1024 bytes, else UTF-8): every byte not valid in it becomes U+FFFD. *out (malloc'd,
+ * NUL-terminated, owned by the caller) and *outn get the text, *replaced how many bytes were
+ * replaced, charset (of size 64) the name used. Returns 0, -1 when the charset is unknown
+ * (charset names it), or -2 when out of memory. */
+int html_decode(const char *data, size_t n, char **out, size_t *outn, long *replaced, char *charset);
+
+#endif

@@ -20,6 +20,7 @@ static const char *const names[NEXT_NSIGNALS] = {
 	[NEXT_PREREQ] = SIG_PREREQ, [NEXT_TOPIC] = SIG_TOPIC,
 	[NEXT_TOPIC_START] = SIG_TOPIC_START, [NEXT_SIMILAR] = SIG_SIMILAR,
 	[NEXT_GRAPH] = SIG_GRAPH, [NEXT_GUIDE_AFTER] = SIG_GUIDE_AFTER,
+	[NEXT_LIST_NEXT] = SIG_LIST_NEXT,
 };
 
 const char *next_signal_name(int code)

@@ -21,6 +21,9 @@
 #define SIG_GRAPH "graph"               /* weight: personalized PageRank, normalized to the best */
 #define SIG_GUIDE_AFTER "guide_after"   /* the candidate comes 2 or more steps after the source in a
 					   guide; weight: 1 / the distance; detail as guide_next */
+#define SIG_LIST_NEXT "list_next"       /* the candidate is the next page a page's links name after
+					   the source (a table of contents, a topic's list);
+					   detail: "that page's doc id|position" */
 
 enum {
 	NEXT_GUIDE_NEXT,
@@ -35,6 +38,7 @@ enum {
 	NEXT_SIMILAR,
 	NEXT_GRAPH,
 	NEXT_GUIDE_AFTER,
+	NEXT_LIST_NEXT,
 	NEXT_NSIGNALS
 };
 

@@ -35,6 +35,7 @@ typedef struct fit_case {
 	int first, n;     /* entries[first .. first + n) */
 	int cfirst, m;    /* its candidates' type multipliers: mult[cfirst .. cfirst + m) */
 	int target;       /* the next step's candidate number, or -1 when no row reaches it */
+	bool link;        /* a link's case (its target the link's), not a guide step's */
 } fit_case;
 
 struct next_fit {
@@ -45,6 +46,8 @@ struct next_fit {
 	int nroutes;
 	fit_row *rows;
 	int nrows, caprows;
+	int (*links)[2];         /* the links learned from too: (source, target) doc ids */
+	int nlinks;
 };
 
 /* Appends to a growing array *a of *n of cap *cap elements of size sz; returns the new slot or
@@ -101,6 +104,28 @@ next_fit *next_fit_new(const corpus *c, const int *id_of)
 				f->wanted[id_of[*at]] = 1;
 			}
 	}
+	/* every k-th link between explainers, up to NEXT_FIT_MAX_LINKS */
+	long total = 0;
+	for (int i = 0; i < c->npages; i++)
+		if (c->pages[i].type == PAGE_EXPLAINER)
+			total += c->pages[i].nlinks;
+	long stride = total > NEXT_FIT_MAX_LINKS ? (total + NEXT_FIT_MAX_LINKS - 1) / NEXT_FIT_MAX_LINKS : 1, at = 0;
+	f->links = malloc((size_t)(total < NEXT_FIT_MAX_LINKS ? total + 1 : NEXT_FIT_MAX_LINKS + 1) * sizeof(*f->links));
+	if (!f->links)
+		goto oom;
+	for (int i = 0; i < c->npages; i++) {
+		const page *p = &c->pages[i];
+		for (int k = 0; p->type == PAGE_EXPLAINER && k < p->nlinks; k++, at++) {
+			int *t = strmap_get(&c->page_index, p->links[k].target);
+			if (at % stride || !t || *t == i || c->pages[*t].type != PAGE_EXPLAINER ||
+			    f->nlinks >= NEXT_FIT_MAX_LINKS)
+				continue;
+			f->links[f->nlinks][0] = id_of[i];
+			f->links[f->nlinks][1] = id_of[*t];
+			f->nlinks++;
+			f->wanted[id_of[i]] = 1;
+		}
+	}
 	return f;
 oom:
 	next_fit_free(f);
@@ -129,9 +154,12 @@ static int cmp_row_src(const void *a, const void *b)
 	return x->src != y->src ? (x->src < y->src ? -1 : 1) : (x < y ? -1 : x > y);
 }
 
+/* Whether rows of signal s name the page whose order they come from (a guide, a list's page),
+ * which a case of that guide does not see. */
 static bool guide_signal(int s)
 {
-	return s == NEXT_GUIDE_NEXT || s == NEXT_GUIDE_PREV || s == NEXT_GUIDE_START || s == NEXT_GUIDE_AFTER;
+	return s == NEXT_GUIDE_NEXT || s == NEXT_GUIDE_PREV || s == NEXT_GUIDE_START || s == NEXT_GUIDE_AFTER ||
+	       s == NEXT_LIST_NEXT;
 }
 
 /* The training set made flat: every case's entries, candidates and target. */
@@ -142,20 +170,39 @@ typedef struct fit_set {
 	int nentries, capentries;
 	float *mult;
 	int nmult, capmult;
-	int guides;
+	int guides, links;
 } fit_set;
 
+/* How a set of weights does: on the guides' next steps, and on the links. */
+typedef struct fit_score {
+	double mrr, hit3;        /* the guides' */
+	double links_mrr;
+} fit_score;
+
+/* Whether page b follows page a in route g. */
+static bool consecutive(const route *g, int a, int b)
+{
+	for (int i = 0; i + 1 < g->nsteps; i++)
+		if (g->steps[i] == a)
+			return g->steps[i + 1] == b;
+	return false;
+}
+
 /* Adds the rows of page src (rows[start[src] .. start[src + 1])) to the case being made, scaled by
- * scale, leaving out guide's own rows and the excluded pages (local[dst] == -2). local maps a doc
+ * scale, leaving out route g's own rows, the lists that repeat its order (a table of contents of
+ * the same chapter: what the order of a route not yet known to the index would not show; where a
+ * route is known, its guide rows say the same), and the excluded pages (local[dst] == -2). local maps a doc
  * id to the case's candidate number (-1: none yet), touched lists those set. Returns 0 or
  * ATLAS_ENOMEM. */
-static int case_rows(fit_set *s, const next_fit *f, const int *start, int src, int guide, float scale,
+static int case_rows(fit_set *s, const next_fit *f, const int *start, int src, const route *g, float scale,
 		     bool ctx, int *local, int *touched, int *nt)
 {
 	fit_case *c = &s->cases[s->ncases - 1];
 	for (int k = start[src]; k < start[src + 1]; k++) {
 		const fit_row *r = &f->rows[k];
-		if ((guide_signal(r->signal) && r->guide == guide) || local[r->dst] == -2)
+		if ((guide_signal(r->signal) && r->guide == g->guide) || local[r->dst] == -2)
+			continue;
+		if (r->signal == NEXT_LIST_NEXT && consecutive(g, src, r->dst))
 			continue;
 		int t = f->type[r->dst];
 		if (t == PAGE_SITE)
@@ -212,18 +259,18 @@ static int make_set(fit_set *s, next_fit *f)
 			fit_case *c = grow(&s->cases, &s->ncases, &s->capcases, sizeof(fit_case));
 			if (!c)
 				goto out;
-			*c = (fit_case){ s->nentries, 0, s->nmult, 0, -1 };
+			*c = (fit_case){ s->nentries, 0, s->nmult, 0, -1, false };
 			int nt = 0;
 			/* read: the steps before, and this one */
 			for (int k = 0; k <= i; k++) {
 				local[r->steps[k]] = -2;
 				touched[nt++] = r->steps[k];
 			}
-			if (case_rows(s, f, start, src, r->guide, 1.0f, false, local, touched, &nt))
+			if (case_rows(s, f, start, src, r, 1.0f, false, local, touched, &nt))
 				goto out;
 			float scale = 1.0f;
 			for (int d = 1; d <= NEXT_CONTEXT_PAGES && i - d >= 0; d++) {
-				if (case_rows(s, f, start, r->steps[i - d], r->guide, scale, true, local, touched, &nt))
+				if (case_rows(s, f, start, r->steps[i - d], r, scale, true, local, touched, &nt))
 					goto out;
 				scale *= 0.5f;
 			}
@@ -235,6 +282,46 @@ static int make_set(fit_set *s, next_fit *f)
 		}
 		s->guides += used;
 	}
+	/* the links, for the figures: each target ranked among its source's candidates but its own
+	 * (the link, the graph it makes, its place in the source's list) */
+	for (int l = 0; l < f->nlinks; l++) {
+		int src = f->links[l][0], tgt = f->links[l][1];
+		fit_case *c = grow(&s->cases, &s->ncases, &s->capcases, sizeof(fit_case));
+		if (!c)
+			goto out;
+		*c = (fit_case){ s->nentries, 0, s->nmult, 0, -1, true };
+		int nt = 0;
+		local[src] = -2;
+		touched[nt++] = src;
+		for (int k = start[src]; k < start[src + 1]; k++) {
+			const fit_row *r = &f->rows[k];
+			if (local[r->dst] == -2 || f->type[r->dst] == PAGE_SITE)
+				continue;
+			if (r->dst == tgt && (r->signal == NEXT_LINK_OUT || r->signal == NEXT_GRAPH ||
+					      (r->signal == NEXT_LIST_NEXT && r->guide == src)))
+				continue;
+			if (local[r->dst] < 0) {
+				float *m = grow(&s->mult, &s->nmult, &s->capmult, sizeof(float));
+				if (!m)
+					goto out;
+				int t = f->type[r->dst];
+				*m = t == PAGE_TOPIC ? (float)NEXT_TYPE_TOPIC : t == PAGE_GUIDE ? (float)NEXT_TYPE_GUIDE : 1.0f;
+				c = &s->cases[s->ncases - 1];
+				local[r->dst] = c->m++;
+				touched[nt++] = r->dst;
+			}
+			entry *e = grow(&s->entries, &s->nentries, &s->capentries, sizeof(entry));
+			if (!e)
+				goto out;
+			*e = (entry){ local[r->dst], r->signal, r->w, false };
+			s->cases[s->ncases - 1].n++;
+		}
+		c = &s->cases[s->ncases - 1];
+		c->target = local[tgt] >= 0 ? local[tgt] : -1;
+		for (int k = 0; k < nt; k++)
+			local[touched[k]] = -1;
+		s->links++;
+	}
 	rc = 0;
 out:
 	free(start);
@@ -243,14 +330,17 @@ out:
 	return rc;
 }
 
-/* The mean reciprocal rank (and hit@3 into *hit3) of the next steps of s with weights w; acc has
- * room for the most candidates of a case. */
-static double evaluate(const fit_set *s, const double *w, float *acc, double *hit3)
+/* How weights w do on the cases of s (the links' too when links is set, else their MRR is 0); acc
+ * has room for the most candidates of a case. */
+static fit_score evaluate(const fit_set *s, const double *w, float *acc, bool links)
 {
-	double rr = 0;
-	int h3 = 0;
+	double rr[2] = { 0, 0 };
+	int h3 = 0, n[2] = { 0, 0 };
 	for (int ci = 0; ci < s->ncases; ci++) {
 		const fit_case *c = &s->cases[ci];
+		if (c->link && !links)
+			continue;
+		n[c->link]++;
 		if (c->target < 0)
 			continue;
 		for (int k = 0; k < c->m; k++)
@@ -270,12 +360,14 @@ static double evaluate(const fit_set *s, const double *w, float *acc, double *hi
 		}
 		double rank = 1 + above + ties / 2.0;
 		if (rank <= FIT_DEPTH)
-			rr += 1 / rank;
-		h3 += rank <= 3;
+			rr[c->link] += 1 / rank;
+		h3 += !c->link && rank <= 3;
 	}
-	int n = s->ncases ? s->ncases : 1;
-	*hit3 = (double)h3 / n;
-	return rr / n;
+	fit_score sc;
+	sc.mrr = n[0] ? rr[0] / n[0] : 0;
+	sc.hit3 = n[0] ? (double)h3 / n[0] : 0;
+	sc.links_mrr = n[1] ? rr[1] / n[1] : 0;
+	return sc;
 }
 
 int next_fit_run(next_fit *f, next_fit_result *out, atlas_error *err)
@@ -283,7 +375,7 @@ int next_fit_run(next_fit *f, next_fit_result *out, atlas_error *err)
 	static const double grid[] = NEXT_FIT_GRID;
 	static const int fitted[] = { NEXT_LINK_OUT, NEXT_LINK_IN, NEXT_BUILDS_ON, NEXT_PREREQ, NEXT_TOPIC,
 				      NEXT_SIMILAR, NEXT_GRAPH, NEXT_GUIDE_NEXT, NEXT_GUIDE_PREV,
-				      NEXT_GUIDE_AFTER, NEXT_W_CONTEXT_INDEX };
+				      NEXT_GUIDE_AFTER, NEXT_LIST_NEXT, NEXT_W_CONTEXT_INDEX };
 	memset(out, 0, sizeof(*out));
 	next_weights_defaults(out->w);
 	fit_set s;
@@ -302,12 +394,12 @@ int next_fit_run(next_fit *f, next_fit_result *out, atlas_error *err)
 		goto out;
 	}
 	out->guides = s.guides;
-	out->cases = s.ncases;
-	out->mrr_default = out->mrr_fitted = evaluate(&s, out->w, acc, &out->hit3_default);
-	out->hit3_fitted = out->hit3_default;
-	if (s.guides < NEXT_FIT_MIN_GUIDES || s.ncases < NEXT_FIT_MIN_CASES)
-		goto out;
-	double w[NEXT_NWEIGHTS], best = out->mrr_default, best3 = out->hit3_default;
+	out->cases = s.ncases - s.links;
+	out->links = s.links;
+	fit_score best = evaluate(&s, out->w, acc, false), dflt = evaluate(&s, out->w, acc, true);
+	if (s.guides < NEXT_FIT_MIN_GUIDES || out->cases < NEXT_FIT_MIN_CASES)
+		goto figures;
+	double w[NEXT_NWEIGHTS];
 	memcpy(w, out->w, sizeof(w));
 	for (int round = 0; round < NEXT_FIT_ROUNDS; round++) {
 		bool moved = false;
@@ -317,11 +409,10 @@ int next_fit_run(next_fit *f, next_fit_result *out, atlas_error *err)
 				if (grid[g] == keep)
 					continue;
 				w[fitted[p]] = grid[g];
-				double h3, m = evaluate(&s, w, acc, &h3);
+				fit_score sc = evaluate(&s, w, acc, false);
 				/* a strict gain only: of equal fits the earlier (the defaults first) stays */
-				if (m > best + 1e-9) {
-					best = m;
-					best3 = h3;
+				if (sc.mrr > best.mrr + 1e-9) {
+					best = sc;
 					keep = grid[g];
 					moved = true;
 				}
@@ -331,12 +422,18 @@ int next_fit_run(next_fit *f, next_fit_result *out, atlas_error *err)
 		if (!moved)
 			break;
 	}
-	if (best > out->mrr_default) {
+	if (best.mrr > dflt.mrr) {
 		memcpy(out->w, w, sizeof(w));
 		out->fitted = true;
-		out->mrr_fitted = best;
-		out->hit3_fitted = best3;
+		best = evaluate(&s, w, acc, true);
 	}
+figures:
+	out->mrr_default = dflt.mrr;
+	out->hit3_default = dflt.hit3;
+	out->links_mrr_default = dflt.links_mrr;
+	out->mrr_fitted = best.mrr;
+	out->hit3_fitted = best.hit3;
+	out->links_mrr_fitted = best.links_mrr;
 out:
 	free(acc);
 	free(s.cases);
@@ -371,7 +468,9 @@ int next_fit_store(const next_fit_result *r, sqlite3 *db, const char *path, atla
 		rc = put(db, st, path, key, value, err);
 	}
 	struct { const char *key; double v; bool integer; } figs[] = {
-		{ "guides", r->guides, true }, { "cases", r->cases, true },
+		{ "guides", r->guides, true }, { "cases", r->cases, true }, { "links", r->links, true },
+		{ "links_mrr_default", r->links_mrr_default, false },
+		{ "links_mrr_fitted", r->links_mrr_fitted, false },
 		{ "mrr_default", r->mrr_default, false }, { "hit3_default", r->hit3_default, false },
 		{ "mrr_fitted", r->mrr_fitted, false }, { "hit3_fitted", r->hit3_fitted, false },
 	};
@@ -395,5 +494,6 @@ void next_fit_free(next_fit *f)
 	free(f->wanted);
 	free(f->type);
 	free(f->rows);
+	free(f->links);
 	free(f);
 }

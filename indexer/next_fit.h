@@ -12,7 +12,8 @@
 /* The guides' routes and the candidate rows of every page on them, gathered while the signals are
  * made. Each step of a guide is a training case: its next step is the answer, ranked among the
  * step's candidates with that guide's own rows left out (as a guide the reader has not got would
- * be), the pages before it read. */
+ * be), the pages before it read. A sample of the links between explainers is kept for the
+ * figures: each target ranked among its source's candidates without the link itself. */
 typedef struct next_fit next_fit;
 
 /* What a fit found: the weights (by signal code, then the context), and the figures behind them.
@@ -20,8 +21,9 @@ typedef struct next_fit next_fit;
 typedef struct next_fit_result {
 	double w[NEXT_NWEIGHTS];
 	bool fitted;
-	int guides, cases;
-	double mrr_default, hit3_default, mrr_fitted, hit3_fitted;
+	int guides, cases, links;
+	double mrr_default, hit3_default, mrr_fitted, hit3_fitted; /* the guides' next steps */
+	double links_mrr_default, links_mrr_fitted;               /* the links' targets */
 } next_fit_result;
 
 /* A new collector for corpus c, whose page i has doc id id_of[i]. Returns it (free with
@@ -32,7 +34,7 @@ next_fit *next_fit_new(const corpus *c, const int *id_of);
 bool next_fit_wants(const next_fit *f, int src);
 
 /* Keeps one candidate row of page id src (signal code, weight, and for a guide's rows the guide's
- * doc id, else 0). Returns 0 or ATLAS_ENOMEM. */
+ * doc id, for list_next the listing page's, else 0). Returns 0 or ATLAS_ENOMEM. */
 int next_fit_add(next_fit *f, int src, int dst, int signal, double weight, int guide);
 
 /* Fits the weights by coordinate ascent (query/rank.h: NEXT_FIT_*) starting from the defaults,

@@ -24,6 +24,7 @@
 
 /* Candidates kept per page for the signals that could otherwise grow with the corpus. */
 #define TOPIC_MATES_MAX 12
+#define TOPIC_ALL_MAX 40      /* a topic this small: every member is a mate of every other */
 #define SIMILAR_MAX 12
 #define GRAPH_MAX 10
 #define MLT_TERMS 30          /* terms of each page's vector used to find similar pages */
@@ -92,7 +93,8 @@ static void emit_bytes(out_ctx *o, int src, int dst, int signal, double weight, 
 		/* a guide's rows name the guide by its doc id, first in their detail */
 		int guide = 0;
 		bool by_guide = signal == NEXT_GUIDE_NEXT || signal == NEXT_GUIDE_PREV ||
-				signal == NEXT_GUIDE_START || signal == NEXT_GUIDE_AFTER;
+				signal == NEXT_GUIDE_START || signal == NEXT_GUIDE_AFTER ||
+				signal == NEXT_LIST_NEXT;
 		for (int k = 0; by_guide && k < n && ((const char *)detail)[k] >= '0' &&
 				((const char *)detail)[k] <= '9' && guide < 100000000; k++)
 			guide = guide * 10 + (((const char *)detail)[k] - '0');
@@ -242,6 +244,21 @@ static void graph_signals(out_ctx *o, const corpus *c, const int *id_of, const f
 			if (p->type != PAGE_SITE)
 				emit(o, id_of[t], id_of[pi], NEXT_LINK_IN, link_out[pi], "");
 		}
+		/* the order of a page's links: a table of contents, a topic's list, a guide's
+		 * introduction, the pages a text names one after another */
+		int last = -1, pos = 0;
+		for (int k = 0; p->type != PAGE_SITE && k < p->nlinks; k++) {
+			int t = page_of(c, p->links[k].target);
+			if (t < 0 || t == pi || t == last || c->pages[t].type == PAGE_SITE ||
+			    c->pages[t].type == PAGE_TOPIC)
+				continue;
+			pos++;
+			if (last >= 0) {
+				snprintf(detail, sizeof(detail), "%d|%d", id_of[pi], pos);
+				emit(o, id_of[last], id_of[t], NEXT_LIST_NEXT, 1.0, detail);
+			}
+			last = t;
+		}
 		for (int k = 0; k < p->nprereqs; k++) {
 			snprintf(path, sizeof(path), "/%s", p->prereqs[k]);
 			int t = page_of(c, path);
@@ -255,8 +272,9 @@ static void graph_signals(out_ctx *o, const corpus *c, const int *id_of, const f
 	free(route);
 }
 
-/* Topic mates: explainers sharing a topic, at most TOPIC_MATES_MAX per page and topic, preferring
- * pages with higher priority, then by path, so that the choice is deterministic. */
+/* Topic mates: explainers sharing a topic, all of a small topic, else at most TOPIC_MATES_MAX per
+ * page and topic, preferring pages with higher priority, then by path, so that the choice is
+ * deterministic. */
 static const corpus *g_c;
 static int cmp_priority_path(const void *a, const void *b)
 {
@@ -296,8 +314,13 @@ static void topic_signals(out_ctx *o, const corpus *c, const int *id_of)
 		for (int i = 0; i < n && tpage >= 0; i++)
 			emit(o, id_of[tpage], id_of[members[i]], NEXT_TOPIC_START, 1.0 / (1 + i), named);
 		for (int i = 0; i < n; i++) {
-			/* the pages nearest in the ordered list: a window around each member */
+			/* every member of a topic of at most TOPIC_ALL_MAX, else the pages nearest in
+			 * the ordered list: a window around each member */
 			int lo = i - TOPIC_MATES_MAX / 2, hi = i + TOPIC_MATES_MAX / 2;
+			if (n <= TOPIC_ALL_MAX) {
+				lo = 0;
+				hi = n - 1;
+			}
 			if (lo < 0) {
 				hi -= lo;
 				lo = 0;

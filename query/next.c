@@ -22,12 +22,14 @@ typedef enum reason_kind {
 	R_TOPIC_MEMBER, /* "In <topic>" */
 	R_SIMILAR,     /* "Similar: <shared terms>" */
 	R_GRAPH,
+	R_LIST,        /* "Next after this page in <page>" */
 } reason_kind;
 
 typedef struct reason {
 	reason_kind kind;
 	int step;           /* R_STEP */
-	const char *detail; /* R_STEP: the guide's title; R_TOPIC*: the topic path; R_SIMILAR: terms */
+	const char *detail; /* R_STEP: the guide's title; R_TOPIC*: the topic path; R_SIMILAR: terms;
+			     * R_LIST: the listing page's title */
 	double w;
 } reason;
 
@@ -81,7 +83,10 @@ static char *reason_text(const atlas_engine *e, const reason *r)
 	case R_LINK_IN: return strdup("Links to this page");
 	case R_BUILDS_ON: return strdup("Builds on this page");
 	case R_PREREQ: return strdup("Background for this page");
-	case R_GRAPH: return strdup("Near this page in the guides and links");
+	case R_GRAPH: return strdup("Near this page in the links");
+	case R_LIST:
+		snprintf(buf, sizeof(buf), "Next after this page in %s", r->detail);
+		break;
 	case R_SIMILAR:
 		snprintf(buf, sizeof(buf), "Similar: %s", r->detail);
 		break;
@@ -327,6 +332,13 @@ static int row_reason(reason *out, const atlas_engine *e, const next_row *row, a
 		r.kind = R_STEP;
 		r.step = bar ? atoi_n(bar + 1, n - (size_t)(bar + 1 - detail)) : 0;
 		r.detail = guide >= 0 ? e->docs[guide].title : "";
+		break;
+	}
+	case NEXT_LIST_NEXT: {
+		/* detail: the listing page's id|position */
+		int list = doc_of_id(e, atoi_n(detail, n));
+		r.kind = R_LIST;
+		r.detail = list >= 0 ? e->docs[list].title : "";
 		break;
 	}
 	case NEXT_LINK_OUT:

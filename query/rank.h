@@ -106,6 +106,7 @@
 #define NEXT_W_GUIDE_NEXT 3.0     /* fitted: the next step in another guide */
 #define NEXT_W_GUIDE_AFTER 1.0    /* fitted: a later step (2..NEXT_AFTER_SPAN on) in another guide */
 #define NEXT_W_GUIDE_START 3.0
+#define NEXT_W_LIST_NEXT 1.0      /* fitted: the next page in another page's list of links */
 #define NEXT_W_GUIDE_PREV 0.3     /* fitted */
 #define NEXT_W_LINK_OUT 1.0       /* fitted */
 #define NEXT_W_LINK_IN 1.0        /* fitted */
@@ -125,6 +126,9 @@
 #define NEXT_FIT_MAX_CASES 3000
 #define NEXT_FIT_ROUNDS 3
 #define NEXT_FIT_GRID { 0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0 }
+/* The figures stored with them include the MRR of a sample of at most NEXT_FIT_MAX_LINKS links
+ * between explainers, each target ranked among its source's candidates without the link. */
+#define NEXT_FIT_MAX_LINKS 1500
 /* Links: a link into page t counts log((N + 1) / (1 + in-degree of t)) / log(N + 1), N the pages
  * whose links count (explainers and guides), at least NEXT_LINK_FLOOR; a backlink the same by the
  * linking page's out-degree. */
@@ -141,6 +145,7 @@ static inline void next_weights_defaults(double *w)
 	w[NEXT_GUIDE_PREV] = NEXT_W_GUIDE_PREV;
 	w[NEXT_GUIDE_START] = NEXT_W_GUIDE_START;
 	w[NEXT_GUIDE_AFTER] = NEXT_W_GUIDE_AFTER;
+	w[NEXT_LIST_NEXT] = NEXT_W_LIST_NEXT;
 	w[NEXT_LINK_OUT] = NEXT_W_LINK_OUT;
 	w[NEXT_LINK_IN] = NEXT_W_LINK_IN;
 	w[NEXT_BUILDS_ON] = NEXT_W_BUILDS_ON;

@@ -19,6 +19,11 @@
 #define SIG_SIMILAR "similar"           /* weight: cosine; detail: the shared terms, each the id
 					   of its similar_terms row as a varint */
 #define SIG_GRAPH "graph"               /* weight: personalized PageRank, normalized to the best */
+#define SIG_GUIDE_AFTER "guide_after"   /* the candidate comes 2 or more steps after the source in a
+					   guide; weight: 1 / the distance; detail as guide_next */
+#define SIG_LIST_NEXT "list_next"       /* the candidate is the next page a page's links name after
+					   the source (a table of contents, a topic's list);
+					   detail: "that page's doc id|position" */
 
 enum {
 	NEXT_GUIDE_NEXT,
@@ -32,8 +37,22 @@ enum {
 	NEXT_TOPIC_START,
 	NEXT_SIMILAR,
 	NEXT_GRAPH,
+	NEXT_GUIDE_AFTER,
+	NEXT_LIST_NEXT,
 	NEXT_NSIGNALS
 };
+
+/* The read-next blend's weights, one per signal code, then one for the context (the candidates of
+ * the pages read just before this one): a candidate's score is the sum over its rows of
+ * weight[signal] x the row's weight. The indexer fits them on the site's guides and stores them
+ * (table next_fit); query/rank.h holds the defaults. */
+#define NEXT_W_CONTEXT_INDEX NEXT_NSIGNALS
+#define NEXT_NWEIGHTS (NEXT_NSIGNALS + 1)
+
+/* How far a guide_after row reaches (steps after the source), and how many of the pages read
+ * last lend their candidates as context, each half as much as the one read after it. */
+#define NEXT_AFTER_SPAN 3
+#define NEXT_CONTEXT_PAGES 3
 
 /* The name of signal code (NULL for a code this build does not know). */
 const char *next_signal_name(int code);

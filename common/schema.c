@@ -9,13 +9,16 @@
  * candidates, every (target, signal, weight, detail) of a source page packed in one blob, in the
  * order they were made (common/next_rows.h), so that a page's candidates are one read.
  * similar_terms: the words a "similar" candidate's detail names by id (the readable form of a
- * term the two pages share). */
+ * term the two pages share). next_fit: the read-next blend's weights fitted on the site's guides
+ * ("w:<signal>" and "w:context", indexer/next_fit.h) and the figures behind them (guides, cases,
+ * mrr_default, mrr_fitted, hit3_default, hit3_fitted, weights: "fitted" or "defaults"). */
 #define ATLAS_SCHEMA_SIGNALS_SQL                                                                   \
 	"CREATE TABLE vocab(term TEXT PRIMARY KEY, df INTEGER NOT NULL, cf INTEGER NOT NULL)"      \
 	" WITHOUT ROWID;\n"                                                                        \
 	"CREATE TABLE stems(stem TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;\n"          \
 	"CREATE TABLE next_candidates(src INTEGER PRIMARY KEY, rows BLOB NOT NULL);\n"              \
-	"CREATE TABLE similar_terms(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n"
+	"CREATE TABLE similar_terms(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n"              \
+	"CREATE TABLE next_fit(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;\n"
 
 /* The same pages' important fields alone (the fts columns but body, same rowids): where the most
  * common words are looked for, without walking their entries in every body; and their titles

@@ -17,7 +17,7 @@ enum { FTS_TITLE, FTS_KEYWORDS, FTS_HEADINGS, FTS_DESCRIPTION, FTS_BODY, FTS_DEF
 /* The SQL that creates every table of a new index (FTS5 tables need the "atlas" tokenizer). */
 extern const char atlas_schema_sql[];
 
-/* The SQL that creates the read-next signals' tables (vocab, stems, next_candidates) alone, the
+/* The SQL that creates the read-next signals' tables (vocab, stems, next_candidates, similar_terms, next_fit) alone, the
  * same as in atlas_schema_sql: the signals are written to a file of their own, then copied. */
 extern const char atlas_schema_signals_sql[];
 

@@ -698,7 +698,8 @@ static int write_meta(writer *w, const corpus *c, build_stats *stats)
 }
 
 /* The read-next signals' tables (atlas_schema_signals_sql), which their thread computes. */
-static const char *const signals_tables[] = { "next_candidates", "similar_terms", "vocab", "stems", NULL };
+static const char *const signals_tables[] = { "next_candidates", "similar_terms", "next_fit", "vocab",
+						       "stems", NULL };
 
 /* Whether table name is one the read-next thread writes, copied in by write_signals: the signals',
  * and the fields and titles tables' shadow tables. */

@@ -13,15 +13,18 @@
 
 #include "analyzer.h"
 #include "fields_index.h"
+#include "next_fit.h"
 #include "schema.h"
 #include "stopwords.h"
 #include "strbuf.h"
 #include "strmap.h"
 #include "topk.h"
 #include "varint.h"
+#include "../query/rank.h"
 
 /* Candidates kept per page for the signals that could otherwise grow with the corpus. */
 #define TOPIC_MATES_MAX 12
+#define TOPIC_ALL_MAX 40      /* a topic this small: every member is a mate of every other */
 #define SIMILAR_MAX 12
 #define GRAPH_MAX 10
 #define MLT_TERMS 30          /* terms of each page's vector used to find similar pages */
@@ -52,6 +55,7 @@ typedef struct out_ctx {
 	int nvocab;
 	vocab_row *stems;         /* every stem with its document frequency (cf unused), sorted */
 	int nstems;
+	next_fit *fit;            /* keeps the rows of the guides' steps, to fit the weights on */
 	int rc;
 } out_ctx;
 
@@ -85,6 +89,18 @@ static void emit_bytes(out_ctx *o, int src, int dst, int signal, double weight, 
 		rows_failed(o, "insert read-next candidate");
 	sqlite3_reset(o->row);
 	o->nrows++;
+	if (!o->rc && next_fit_wants(o->fit, src)) {
+		/* a guide's rows name the guide by its doc id, first in their detail */
+		int guide = 0;
+		bool by_guide = signal == NEXT_GUIDE_NEXT || signal == NEXT_GUIDE_PREV ||
+				signal == NEXT_GUIDE_START || signal == NEXT_GUIDE_AFTER ||
+				signal == NEXT_LIST_NEXT;
+		for (int k = 0; by_guide && k < n && ((const char *)detail)[k] >= '0' &&
+				((const char *)detail)[k] <= '9' && guide < 100000000; k++)
+			guide = guide * 10 + (((const char *)detail)[k] - '0');
+		if (next_fit_add(o->fit, src, dst, signal, weight, guide))
+			o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory keeping the guides' candidates");
+	}
 }
 
 /* Writes similar_terms row id: name. Returns 0 or o->rc, set. */
@@ -114,11 +130,68 @@ static int page_of(const corpus *c, const char *path)
 ** Guides, links, prerequisites, topics.
 */
 
-static void graph_signals(out_ctx *o, const corpus *c, const int *id_of)
+/* Whether the links of page p count as an author's: explainers' and guides' (a topic page's are
+ * its generated member list, a site page's its navigation). */
+static bool authored_links(const page *p)
+{
+	return p->type == PAGE_EXPLAINER || p->type == PAGE_GUIDE;
+}
+
+/* How informative links into and out of each page of c are (into in[], out[], by page index):
+ * log((N + 1) / (1 + degree)) / log(N + 1), N the pages whose links count, each link counted once
+ * per page, at least NEXT_LINK_FLOOR: a link into a page most pages link to (a glossary, the
+ * built-ins) says little about where this page leads, as a word on most pages says little about
+ * what a page is about. Returns 0 or ATLAS_ENOMEM. */
+static int link_weights(const corpus *c, float *in, float *out)
+{
+	int n = c->npages;
+	int *indeg = calloc((size_t)n + 1, sizeof(int)), *outdeg = calloc((size_t)n + 1, sizeof(int));
+	int *seen = calloc((size_t)n + 1, sizeof(int));
+	if (!indeg || !outdeg || !seen) {
+		free(indeg);
+		free(outdeg);
+		free(seen);
+		return ATLAS_ENOMEM;
+	}
+	int sources = 0;
+	for (int pi = 0; pi < n; pi++) {
+		const page *p = &c->pages[pi];
+		if (!authored_links(p))
+			continue;
+		sources++;
+		for (int k = 0; k < p->nlinks; k++) {
+			int t = page_of(c, p->links[k].target);
+			if (t < 0 || t == pi || seen[t] == pi + 1)
+				continue;
+			seen[t] = pi + 1;
+			indeg[t]++;
+			outdeg[pi]++;
+		}
+	}
+	double norm = log((double)sources + 1);
+	for (int pi = 0; pi < n; pi++) {
+		double wi = norm > 0 ? log((sources + 1.0) / (1.0 + indeg[pi])) / norm : 1.0;
+		double wo = norm > 0 ? log((sources + 1.0) / (1.0 + outdeg[pi])) / norm : 1.0;
+		in[pi] = (float)(wi > NEXT_LINK_FLOOR ? wi : NEXT_LINK_FLOOR);
+		out[pi] = (float)(wo > NEXT_LINK_FLOOR ? wo : NEXT_LINK_FLOOR);
+	}
+	free(indeg);
+	free(outdeg);
+	free(seen);
+	return 0;
+}
+
+/* Guide order (next, previous, later steps), links and backlinks (weighted by link_in[] and
+ * link_out[], link_weights), prerequisites. On failure sets o->rc. */
+static void graph_signals(out_ctx *o, const corpus *c, const int *id_of, const float *link_in,
+			  const float *link_out)
 {
 	char path[1100], detail[32];
 	int *seen = calloc((size_t)c->npages + 1, sizeof(int)); /* target -> 1 + last page linking it */
-	if (!seen) {
+	int *route = calloc((size_t)c->npages + 1, sizeof(int)); /* a guide's steps so far */
+	if (!seen || !route) {
+		free(seen);
+		free(route);
 		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory for read-next candidates");
 		return;
 	}
@@ -134,6 +207,16 @@ static void graph_signals(out_ctx *o, const corpus *c, const int *id_of)
 				if (cur < 0)
 					continue;
 				step++;
+				/* the steps NEXT_AFTER_SPAN or fewer back, but the one just before: this
+				 * page comes after them */
+				for (int back = 2; back <= NEXT_AFTER_SPAN && step - back >= 1 &&
+						   step - back <= c->npages; back++) {
+					snprintf(detail, sizeof(detail), "%d|%d", id_of[gi], step);
+					emit(o, id_of[route[step - back - 1]], id_of[cur], NEXT_GUIDE_AFTER,
+					     1.0 / back, detail);
+				}
+				if (step <= c->npages)
+					route[step - 1] = cur;
 				if (step == 1) {
 					snprintf(detail, sizeof(detail), "%d|1", id_of[gi]);
 					emit(o, id_of[gi], id_of[cur], NEXT_GUIDE_START, 1.0, detail);
@@ -156,9 +239,25 @@ static void graph_signals(out_ctx *o, const corpus *c, const int *id_of)
 			if (t < 0 || t == pi || seen[t] == pi + 1)
 				continue;
 			seen[t] = pi + 1; /* once per target */
-			emit(o, id_of[pi], id_of[t], NEXT_LINK_OUT, 1.0, ""); /* no reason shows its text */
+			/* no reason shows its text */
+			emit(o, id_of[pi], id_of[t], NEXT_LINK_OUT, link_in[t], "");
 			if (p->type != PAGE_SITE)
-				emit(o, id_of[t], id_of[pi], NEXT_LINK_IN, 1.0, "");
+				emit(o, id_of[t], id_of[pi], NEXT_LINK_IN, link_out[pi], "");
+		}
+		/* the order of a page's links: a table of contents, a topic's list, a guide's
+		 * introduction, the pages a text names one after another */
+		int last = -1, pos = 0;
+		for (int k = 0; p->type != PAGE_SITE && k < p->nlinks; k++) {
+			int t = page_of(c, p->links[k].target);
+			if (t < 0 || t == pi || t == last || c->pages[t].type == PAGE_SITE ||
+			    c->pages[t].type == PAGE_TOPIC)
+				continue;
+			pos++;
+			if (last >= 0) {
+				snprintf(detail, sizeof(detail), "%d|%d", id_of[pi], pos);
+				emit(o, id_of[last], id_of[t], NEXT_LIST_NEXT, 1.0, detail);
+			}
+			last = t;
 		}
 		for (int k = 0; k < p->nprereqs; k++) {
 			snprintf(path, sizeof(path), "/%s", p->prereqs[k]);
@@ -170,10 +269,12 @@ static void graph_signals(out_ctx *o, const corpus *c, const int *id_of)
 		}
 	}
 	free(seen);
+	free(route);
 }
 
-/* Topic mates: explainers sharing a topic, at most TOPIC_MATES_MAX per page and topic, preferring
- * pages with higher priority, then by path, so that the choice is deterministic. */
+/* Topic mates: explainers sharing a topic, all of a small topic, else at most TOPIC_MATES_MAX per
+ * page and topic, preferring pages with higher priority, then by path, so that the choice is
+ * deterministic. */
 static const corpus *g_c;
 static int cmp_priority_path(const void *a, const void *b)
 {
@@ -213,8 +314,13 @@ static void topic_signals(out_ctx *o, const corpus *c, const int *id_of)
 		for (int i = 0; i < n && tpage >= 0; i++)
 			emit(o, id_of[tpage], id_of[members[i]], NEXT_TOPIC_START, 1.0 / (1 + i), named);
 		for (int i = 0; i < n; i++) {
-			/* the pages nearest in the ordered list: a window around each member */
+			/* every member of a topic of at most TOPIC_ALL_MAX, else the pages nearest in
+			 * the ordered list: a window around each member */
 			int lo = i - TOPIC_MATES_MAX / 2, hi = i + TOPIC_MATES_MAX / 2;
+			if (n <= TOPIC_ALL_MAX) {
+				lo = 0;
+				hi = n - 1;
+			}
 			if (lo < 0) {
 				hi -= lo;
 				lo = 0;
@@ -855,18 +961,22 @@ static void add_edge(graph *g, int a, int b, float w)
 	adj[x->deg++] = (edge){ b, w };
 }
 
-/* Adds every edge of c's page graph to g: a link both ways (1 forward, 0.5 back), a
- * prerequisite both ways (0.5 to it, 1 from it), consecutive guide steps both ways (1.5
- * forward, 0.5 back). */
-static void walk_edges(graph *g, const corpus *c)
+/* Adds every edge of c's page graph to g: a link both ways (forward as informative as a link
+ * into its target is, link_in[], back half as much as one out of its source, link_out[]), a
+ * prerequisite both ways (0.5 to it, 1 from it). A topic page's and a site page's links are
+ * lists every page could be reached from, not an author's; guides are their own signals
+ * (guide_next, guide_after), so that the weights fitted on them see no route through this one. */
+static void walk_edges(graph *g, const corpus *c, const float *link_in, const float *link_out)
 {
 	char path[1100];
 	for (int pi = 0; pi < c->npages; pi++) {
 		const page *pg = &c->pages[pi];
-		for (int k = 0; pg->type != PAGE_TOPIC && k < pg->nlinks; k++) {
+		for (int k = 0; authored_links(pg) && k < pg->nlinks; k++) {
 			int t = page_of(c, pg->links[k].target);
-			add_edge(g, pi, t, 1.0f);
-			add_edge(g, t, pi, 0.5f);
+			if (t < 0)
+				continue;
+			add_edge(g, pi, t, link_in[t]);
+			add_edge(g, t, pi, 0.5f * link_out[pi]);
 		}
 		for (int k = 0; k < pg->nprereqs; k++) {
 			snprintf(path, sizeof(path), "/%s", pg->prereqs[k]);
@@ -874,32 +984,19 @@ static void walk_edges(graph *g, const corpus *c)
 			add_edge(g, pi, t, 0.5f);
 			add_edge(g, t, pi, 1.0f);
 		}
-		int prev = -1;
-		for (int s = 0; s < pg->ngsecs; s++)
-			for (int k = 0; k < pg->gsecs[s].nsteps; k++) {
-				snprintf(path, sizeof(path), "/%s", pg->gsecs[s].steps[k]);
-				int t = page_of(c, path);
-				if (t < 0)
-					continue;
-				if (prev >= 0) {
-					add_edge(g, prev, t, 1.5f);
-					add_edge(g, t, prev, 0.5f);
-				}
-				prev = t;
-			}
 	}
 }
 
 /* Makes c's page graph into g (nodes and edges owned by the caller). Returns 0 or ATLAS_ENOMEM
  * (nothing left allocated). */
-static int make_graph(graph *g, const corpus *c)
+static int make_graph(graph *g, const corpus *c, const float *link_in, const float *link_out)
 {
 	size_t n = c->npages > 0 ? (size_t)c->npages : 1, total = 0;
 	g->room = calloc(n, sizeof(size_t));
 	g->nodes = calloc(n, sizeof(ppr_node));
 	g->edges = NULL;
 	if (g->room && g->nodes) {
-		walk_edges(g, c);
+		walk_edges(g, c, link_in, link_out);
 		for (int i = 0; i < c->npages; i++) {
 			g->nodes[i].off = (int)total;
 			total += g->room[i];
@@ -916,7 +1013,7 @@ static int make_graph(graph *g, const corpus *c)
 		g->nodes = NULL;
 		return ATLAS_ENOMEM;
 	}
-	walk_edges(g, c);
+	walk_edges(g, c, link_in, link_out);
 	return 0;
 }
 
@@ -924,6 +1021,7 @@ static int make_graph(graph *g, const corpus *c)
  * only the links, prerequisites and guides) and written with them afterwards, in the same order. */
 struct ppr_job {
 	const corpus *c;
+	const float *link_in, *link_out; /* link_weights */
 	pthread_t thread;
 	bool running;
 	int *src, *dst;  /* rows, as page indexes, in the order made */
@@ -969,7 +1067,7 @@ static void ppr_compute(ppr_job *j)
 	graph g = { NULL, NULL, NULL };
 	if (n == 0)
 		goto out;
-	if (!queue || !touched || !top || make_graph(&g, c))
+	if (!queue || !touched || !top || make_graph(&g, c, j->link_in, j->link_out))
 		goto out_of_memory;
 	ppr_node *nodes = g.nodes;
 	const edge *edges = g.edges;
@@ -1236,8 +1334,15 @@ static void *run(void *arg)
 {
 	signals *s = arg;
 	out_ctx *o = &s->o;
-	if (!rows_open(o))
-		graph_signals(o, s->c, s->id_of);
+	size_t n = (size_t)s->c->npages + 1;
+	float *link_in = malloc(n * sizeof(float)), *link_out = malloc(n * sizeof(float));
+	o->fit = next_fit_new(s->c, s->id_of);
+	if (!link_in || !link_out || !o->fit || link_weights(s->c, link_in, link_out))
+		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory for read-next candidates");
+	s->ppr.link_in = link_in;
+	s->ppr.link_out = link_out;
+	if (!o->rc && !rows_open(o))
+		graph_signals(o, s->c, s->id_of, link_in, link_out);
 	if (!o->rc)
 		topic_signals(o, s->c, s->id_of);
 	if (!o->rc)
@@ -1245,6 +1350,16 @@ static void *run(void *arg)
 	if (!o->rc)
 		ppr_signals(o, &s->ppr, s->id_of);
 	ppr_free(&s->ppr);
+	free(link_in);
+	free(link_out);
+	/* the blend's weights, learned from the guides' rows now all made */
+	next_fit_result fit;
+	if (!o->rc)
+		o->rc = next_fit_run(o->fit, &fit, o->err);
+	if (!o->rc)
+		o->rc = next_fit_store(&fit, o->db, o->path, o->err);
+	next_fit_free(o->fit);
+	o->fit = NULL;
 	/* last, when the other core is still indexing the pages' full text and this one is free */
 	if (!o->rc)
 		o->rc = fields_index_write(o->db, o->path, s->c, s->id_of, s->fields_hash, s->fields_merge,

@@ -10,6 +10,7 @@
 #include "compress.h"
 #include "engine.h"
 #include "fts_functions.h"
+#include "next_rows.h"
 #include "spans.h"
 #include "strbuf.h"
 #include "strmap.h"
@@ -128,6 +129,8 @@ struct atlas_engine {
 	struct next_cache *next_cache; /* read-next candidates held in memory, or NULL (next.c) */
 	const char **similar_names; /* similar_terms: the words "similar" rows name, by id */
 	int nsimilar_names;
+	double next_w[NEXT_NWEIGHTS]; /* the read-next blend's weights: the index's fitted ones, or
+				       * rank.h's defaults (next.c: next_terms_load) */
 	int nsections;
 	match_record rec;       /* atlas_rank's matches of the current query */
 	struct postings_query *postings; /* searches over the held full-text index, or NULL (postings.h) */
@@ -150,7 +153,8 @@ typedef struct next_cache next_cache;
  * ATLAS_ENOMEM with err set. */
 int next_cache_load(atlas_engine *e, atlas_error *err);
 
-/* Loads similar_terms, which "similar" candidates name their shared words by, into e. Returns 0,
+/* Loads similar_terms, which "similar" candidates name their shared words by, into e, and the
+ * read-next weights (table next_fit; rank.h's defaults for those it lacks). Returns 0,
  * or ATLAS_ESQL or ATLAS_ENOMEM with err set. */
 int next_terms_load(atlas_engine *e, atlas_error *err);
 /* Frees a cache. Accepts NULL. */

@@ -22,12 +22,14 @@ typedef enum reason_kind {
 	R_TOPIC_MEMBER, /* "In <topic>" */
 	R_SIMILAR,     /* "Similar: <shared terms>" */
 	R_GRAPH,
+	R_LIST,        /* "Next after this page in <page>" */
 } reason_kind;
 
 typedef struct reason {
 	reason_kind kind;
 	int step;           /* R_STEP */
-	const char *detail; /* R_STEP: the guide's title; R_TOPIC*: the topic path; R_SIMILAR: terms */
+	const char *detail; /* R_STEP: the guide's title; R_TOPIC*: the topic path; R_SIMILAR: terms;
+			     * R_LIST: the listing page's title */
 	double w;
 } reason;
 
@@ -81,7 +83,10 @@ static char *reason_text(const atlas_engine *e, const reason *r)
 	case R_LINK_IN: return strdup("Links to this page");
 	case R_BUILDS_ON: return strdup("Builds on this page");
 	case R_PREREQ: return strdup("Background for this page");
-	case R_GRAPH: return strdup("Near this page in the guides and links");
+	case R_GRAPH: return strdup("Near this page in the links");
+	case R_LIST:
+		snprintf(buf, sizeof(buf), "Next after this page in %s", r->detail);
+		break;
 	case R_SIMILAR:
 		snprintf(buf, sizeof(buf), "Similar: %s", r->detail);
 		break;
@@ -196,9 +201,31 @@ static int cache_page(next_cache *nc, int *n_rows, int *cap, const atlas_engine 
 	return got < 0 ? 1 : 0;
 }
 
+/* Reads the fitted weights of table next_fit over e->next_w (rank.h's defaults, set first, stay
+ * for any it lacks). Returns 0, or ATLAS_ESQL with err set. */
+static int next_weights_load(atlas_engine *e, atlas_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	next_weights_defaults(e->next_w);
+	if (sqlite3_prepare_v2(e->db, "SELECT key, value FROM next_fit WHERE key LIKE 'w:%'", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return atlas_error_set(err, ATLAS_ESQL, "read the read-next weights: %s", sqlite3_errmsg(e->db));
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *key = (const char *)sqlite3_column_text(st, 0) + 2;
+		double v = sqlite3_column_double(st, 1);
+		int code = strcmp(key, "context") == 0 ? NEXT_W_CONTEXT_INDEX : next_signal_code(key);
+		if (code >= 0 && v >= 0 && v < 1e6)
+			e->next_w[code] = v; /* a weight this build does not know, or out of range: ignored */
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
 int next_terms_load(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
+	if (next_weights_load(e, err))
+		return err->code;
 	if (sqlite3_prepare_v2(e->db, "SELECT count(*) FROM similar_terms", -1, &st, NULL) != SQLITE_OK)
 		return atlas_error_set(err, ATLAS_ESQL, "read similar terms: %s", sqlite3_errmsg(e->db));
 	int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
@@ -291,40 +318,44 @@ static int row_reason(reason *out, const atlas_engine *e, const next_row *row, a
 	double w = row->weight;
 	const char *detail = row->detail;
 	size_t n = (size_t)row->ndetail;
+	if (row->signal < 0 || row->signal >= NEXT_NSIGNALS)
+		return 0; /* a signal this build does not know: no weight, no reason */
+	r.w = e->next_w[row->signal] * w;
 	switch (row->signal) {
 	case NEXT_GUIDE_PREV:
 	case NEXT_GUIDE_NEXT:
-	case NEXT_GUIDE_START: {
+	case NEXT_GUIDE_START:
+	case NEXT_GUIDE_AFTER: {
 		/* detail: guide id|step; the reason names the guide by its title */
 		const char *bar = memchr(detail, '|', n);
 		int guide = doc_of_id(e, atoi_n(detail, n));
 		r.kind = R_STEP;
 		r.step = bar ? atoi_n(bar + 1, n - (size_t)(bar + 1 - detail)) : 0;
-		r.w = row->signal == NEXT_GUIDE_PREV ? NEXT_W_GUIDE_PREV
-		      : row->signal == NEXT_GUIDE_NEXT ? NEXT_W_GUIDE_NEXT : NEXT_W_GUIDE_START;
 		r.detail = guide >= 0 ? e->docs[guide].title : "";
+		break;
+	}
+	case NEXT_LIST_NEXT: {
+		/* detail: the listing page's id|position */
+		int list = doc_of_id(e, atoi_n(detail, n));
+		r.kind = R_LIST;
+		r.detail = list >= 0 ? e->docs[list].title : "";
 		break;
 	}
 	case NEXT_LINK_OUT:
 		r.kind = R_LINK_OUT;
-		r.w = NEXT_W_LINK_OUT;
 		break;
 	case NEXT_LINK_IN:
 		r.kind = R_LINK_IN;
-		r.w = NEXT_W_LINK_IN;
 		break;
 	case NEXT_BUILDS_ON:
 		r.kind = R_BUILDS_ON;
-		r.w = NEXT_W_BUILDS_ON;
 		break;
 	case NEXT_PREREQ:
 		r.kind = R_PREREQ;
-		r.w = NEXT_W_PREREQ;
 		break;
 	case NEXT_TOPIC:
 	case NEXT_TOPIC_START:
 		r.kind = row->signal == NEXT_TOPIC ? R_TOPIC : R_TOPIC_MEMBER;
-		r.w = r.kind == R_TOPIC ? NEXT_W_TOPIC : NEXT_W_TOPIC_MEMBER * w;
 		if (n > 1 && detail[0] == '#') {
 			/* the topic's page, by id: its path without "/t/" */
 			int t = doc_of_id(e, atoi_n(detail + 1, n - 1));
@@ -334,21 +365,66 @@ static int row_reason(reason *out, const atlas_engine *e, const next_row *row, a
 		break;
 	case NEXT_SIMILAR:
 		r.kind = R_SIMILAR;
-		r.w = NEXT_W_SIMILAR * w;
 		r.detail = similar_terms_text(e, detail, n, a);
 		break;
 	case NEXT_GRAPH:
 		r.kind = R_GRAPH;
-		r.w = NEXT_W_GRAPH * w;
 		break;
 	default:
-		return 0; /* a signal this build does not know: no weight, no reason */
+		return 0;
 	}
 	if ((r.kind == R_STEP || r.kind == R_TOPIC || r.kind == R_TOPIC_MEMBER || r.kind == R_SIMILAR) &&
 	    !r.detail)
 		return -1; /* out of memory for its detail */
 	*out = r;
 	return 1;
+}
+
+/* Adds the stored candidates of page src to all[0..*n) (grown as needed), each row's weight times
+ * scale, with its reason when reasons is set (details copied into the arena). Returns 0,
+ * ATLAS_ENOMEM, or ATLAS_ESQL when the index cannot be read. */
+static int page_rows(const atlas_engine *e, int src, double scale, bool reasons, nx **all, int *n, int *cap,
+		     atlas_arena *details)
+{
+	if (e->next_cache) {
+		/* a small index's candidates, read at open with their reasons made */
+		const next_cache *nc = e->next_cache;
+		for (int i = nc->start[src]; i < nc->start[src + 1]; i++) {
+			nx *c = slot_for(all, n, cap, nc->rows[i].doc);
+			if (!c)
+				return ATLAS_ENOMEM;
+			c->score += scale * nc->rows[i].r.w;
+			if (reasons)
+				add_reason(c, &nc->rows[i].r);
+		}
+		return 0;
+	}
+	sqlite3_stmt *st = e->st_next;
+	sqlite3_bind_int(st, 1, e->docs[src].id);
+	int rc = sqlite3_step(st), out = 0;
+	if (rc == SQLITE_ROW) {
+		/* one row: the page's packed candidates, read until the end or a malformed one */
+		const unsigned char *at = sqlite3_column_blob(st, 0);
+		const unsigned char *end = at ? at + sqlite3_column_bytes(st, 0) : NULL;
+		next_row row;
+		while (at && next_rows_get(&at, end, &row) == 1) {
+			int d = doc_of_id(e, row.dst);
+			reason r;
+			if (d < 0 || row_reason(&r, e, &row, details) <= 0)
+				continue;
+			nx *c = slot_for(all, n, cap, d);
+			if (!c) {
+				out = ATLAS_ENOMEM;
+				break;
+			}
+			c->score += scale * r.w;
+			if (reasons)
+				add_reason(c, &r);
+		}
+	} else if (rc != SQLITE_DONE)
+		out = ATLAS_ESQL;
+	sqlite3_reset(st);
+	return out;
 }
 
 int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params *p, atlas_error *err)
@@ -383,44 +459,18 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 	if (!all)
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
 	atlas_arena details = ATLAS_ARENA_INIT(4096); /* copies of the rows' details */
-	int rc = SQLITE_DONE;
-	if (e->next_cache) {
-		/* a small index's candidates, read at open with their reasons made */
-		const next_cache *nc = e->next_cache;
-		for (int i = nc->start[src]; i < nc->start[src + 1]; i++) {
-			nx *c = slot_for(&all, &n, &cap, nc->rows[i].doc);
-			if (!c)
-				break;
-			c->score += nc->rows[i].r.w;
-			add_reason(c, &nc->rows[i].r);
-		}
-	} else {
-		sqlite3_stmt *st = e->st_next;
-		sqlite3_bind_int(st, 1, e->docs[src].id);
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW) {
-			/* one row: the page's packed candidates, read until the end or a malformed one */
-			const unsigned char *at = sqlite3_column_blob(st, 0);
-			const unsigned char *end = at ? at + sqlite3_column_bytes(st, 0) : NULL;
-			next_row row;
-			while (at && next_rows_get(&at, end, &row) == 1) {
-				int d = doc_of_id(e, row.dst);
-				reason r;
-				if (d < 0 || row_reason(&r, e, &row, &details) <= 0)
-					continue;
-				nx *c = slot_for(&all, &n, &cap, d);
-				if (!c)
-					break;
-				c->score += r.w;
-				add_reason(c, &r);
-			}
-		}
-		sqlite3_reset(st);
+	int rc = page_rows(e, src, 1.0, true, &all, &n, &cap, &details);
+	/* the pages read just before lend their candidates, without reasons: the last listed first */
+	double scale = e->next_w[NEXT_W_CONTEXT_INDEX];
+	for (int k = nseen - 1; rc == 0 && k >= 1 && k >= nseen - NEXT_CONTEXT_PAGES && scale > 0; k--) {
+		rc = page_rows(e, seen[k], scale, false, &all, &n, &cap, &details);
+		scale *= 0.5;
 	}
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+	if (rc) {
 		free(all);
 		atlas_arena_free(&details);
-		return atlas_error_set(err, ATLAS_ESQL, "read next: %s", sqlite3_errmsg(e->db));
+		return rc == ATLAS_ENOMEM ? atlas_error_set(err, ATLAS_ENOMEM, "out of memory")
+					  : atlas_error_set(err, ATLAS_ESQL, "read next: %s", sqlite3_errmsg(e->db));
 	}
 	/* the guide the reader follows: its first unread step after this page comes first */
 	if (guide >= 0) {
@@ -495,6 +545,9 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 			if (t)
 				it->reasons[it->nreasons++] = t;
 		}
+		/* suggested by the pages read before this one alone */
+		if (c->nreasons == 0 && (it->reasons[0] = strdup("Near the pages you have read")))
+			it->nreasons = 1;
 		const atlas_doc *cd = &e->docs[c->doc];
 		for (int i = 0; i < n; i++) {
 			const atlas_doc *od = &e->docs[all[i].doc];

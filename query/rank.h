@@ -113,23 +113,70 @@
 #define TYPO_RARE_DF 2         /* a known word this rare is offered a correction ... */
 #define TYPO_RARE_RATIO 20     /* ... when a neighbour is this many times more frequent */
 
-/* Read next: each candidate's score is the sum of its signals' weights times the signal's own
- * strength (1 for graph facts, the cosine for "similar", PageRank relative to the best for
- * "graph"); then the diversity penalty for every already chosen suggestion sharing its topic. */
+/* Read next: each candidate's score is the sum over its stored rows of the signal's weight times
+ * the row's own strength (1 for most graph facts; for links, how informative the link is, an
+ * inverse in-degree weight like a word's IDF, so that a page every page links to counts little;
+ * the cosine for "similar"; PageRank relative to the best for "graph"; 1 / distance for
+ * "guide_after"), plus NEXT_W_CONTEXT times the same sums from the pages read just before (the
+ * last NEXT_CONTEXT_PAGES of seen, common/next_rows.h, each half the one after it); then the
+ * diversity penalty for every already chosen suggestion sharing its topic.
+ * The weights marked "fitted" are the defaults: the indexer fits them on the site's guides (at
+ * least NEXT_FIT_MIN_GUIDES of them, indexer/next_fit.c) and stores them in the index, which the
+ * engine uses instead. */
 #define NEXT_W_GUIDE_CHOSEN 100.0 /* the next unread step of the guide the reader follows */
-#define NEXT_W_GUIDE_NEXT 3.0
+#define NEXT_W_GUIDE_NEXT 3.0     /* fitted: the next step in another guide */
+#define NEXT_W_GUIDE_AFTER 1.0    /* fitted: a later step (2..NEXT_AFTER_SPAN on) in another guide */
 #define NEXT_W_GUIDE_START 3.0
-#define NEXT_W_GUIDE_PREV 0.3
-#define NEXT_W_LINK_OUT 1.0
-#define NEXT_W_LINK_IN 1.0
-#define NEXT_W_BUILDS_ON 1.2
-#define NEXT_W_PREREQ 0.3
-#define NEXT_W_TOPIC 1.0
+#define NEXT_W_LIST_NEXT 1.0      /* fitted: the next page in another page's list of links */
+#define NEXT_W_GUIDE_PREV 0.3     /* fitted */
+#define NEXT_W_LINK_OUT 1.0       /* fitted */
+#define NEXT_W_LINK_IN 1.0        /* fitted */
+#define NEXT_W_BUILDS_ON 1.2      /* fitted */
+#define NEXT_W_PREREQ 0.3         /* fitted */
+#define NEXT_W_TOPIC 1.0          /* fitted: per shared topic */
 #define NEXT_W_TOPIC_MEMBER 2.0
-#define NEXT_W_SIMILAR 4.0
-#define NEXT_W_GRAPH 1.5
+#define NEXT_W_SIMILAR 4.0        /* fitted */
+#define NEXT_W_GRAPH 1.5          /* fitted */
+#define NEXT_W_CONTEXT 0.25       /* fitted */
+/* The fit: at least this many guides and next steps to learn from, else the defaults above; at
+ * most NEXT_FIT_MAX_CASES next steps (every k-th guide's, when there are more), NEXT_FIT_ROUNDS
+ * rounds of coordinate ascent over the weights on the grid NEXT_FIT_GRID, judged by the mean
+ * reciprocal rank of each step's next step with that step's own guide left out of its candidates. */
+#define NEXT_FIT_MIN_GUIDES 5
+#define NEXT_FIT_MIN_CASES 20
+#define NEXT_FIT_MAX_CASES 3000
+#define NEXT_FIT_ROUNDS 3
+#define NEXT_FIT_GRID { 0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0 }
+/* The figures stored with them include the MRR of a sample of at most NEXT_FIT_MAX_LINKS links
+ * between explainers, each target ranked among its source's candidates without the link. */
+#define NEXT_FIT_MAX_LINKS 1500
+/* Links: a link into page t counts log((N + 1) / (1 + in-degree of t)) / log(N + 1), N the pages
+ * whose links count (explainers and guides), at least NEXT_LINK_FLOOR; a backlink the same by the
+ * linking page's out-degree. */
+#define NEXT_LINK_FLOOR 0.05
 #define NEXT_TYPE_TOPIC 0.5       /* topic pages as suggestions */
 #define NEXT_TYPE_GUIDE 0.6
 #define NEXT_DIVERSITY 0.8        /* per chosen suggestion with the same first topic */
+
+#ifdef ATLAS_NEXT_ROWS_H
+/* Fills w[NEXT_NWEIGHTS] (by signal code, then the context) with the defaults above. */
+static inline void next_weights_defaults(double *w)
+{
+	w[NEXT_GUIDE_NEXT] = NEXT_W_GUIDE_NEXT;
+	w[NEXT_GUIDE_PREV] = NEXT_W_GUIDE_PREV;
+	w[NEXT_GUIDE_START] = NEXT_W_GUIDE_START;
+	w[NEXT_GUIDE_AFTER] = NEXT_W_GUIDE_AFTER;
+	w[NEXT_LIST_NEXT] = NEXT_W_LIST_NEXT;
+	w[NEXT_LINK_OUT] = NEXT_W_LINK_OUT;
+	w[NEXT_LINK_IN] = NEXT_W_LINK_IN;
+	w[NEXT_BUILDS_ON] = NEXT_W_BUILDS_ON;
+	w[NEXT_PREREQ] = NEXT_W_PREREQ;
+	w[NEXT_TOPIC] = NEXT_W_TOPIC;
+	w[NEXT_TOPIC_START] = NEXT_W_TOPIC_MEMBER;
+	w[NEXT_SIMILAR] = NEXT_W_SIMILAR;
+	w[NEXT_GRAPH] = NEXT_W_GRAPH;
+	w[NEXT_W_CONTEXT_INDEX] = NEXT_W_CONTEXT;
+}
+#endif
 
 #endif

@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Offline evaluation of "read next" on a built HTML site whose chapters are ordered routes (the
+PostgreSQL manual: each chapter's sections chained by rel=next), for the engine and the baselines.
+
+1. Leave one chapter's route out: for each of --chapters routes (the guides atlas-index --site
+   makes from rel=next chains, 4 steps or more, drawn with a fixed seed), the site is copied with
+   that route's order removed from what Atlas sees (rel=next and rel=prev dropped from the
+   chapter's pages and from the pages linking into them, and the entries of every table of
+   contents listing the chapter's pages shuffled), and indexed again; for each step i, next(g_i, seen = g_1..g_i-1)
+   is asked with no guide given, and the rank of g_i+1 is found in the engine's 50 best.
+2. Held-out links: 15% of the links in the pages' text (not their navigation) are removed at
+   random (fixed seed) and the site indexed again; for each removed link, the rank of its target
+   among the suggestions from its source.
+
+Baselines on the same rebuilt indexes: those of evaluate_next.py (random, same-topic, text
+similarity, link-only, Hugo's tag overlap) and two of reading order: next by URL order within the
+same folder, and next by the site's table-of-contents order (the page after the source in a list
+of links, as the index stores it).
+
+usage: evaluate_site.py --indexer BIN --query BIN --site DIR [--chapters N] [--markdown]
+                        [--require-beat-baselines routes|all] [--require-ratio R]
+Prints hit@1, hit@3, hit@5 and MRR per method; exits 77 (skipped) when DIR does not exist.
+"""
+import argparse
+import os
+import random
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from evaluate_next import Baselines, Score, engine_rank  # noqa: E402
+from indexlib import next_rows  # noqa: E402
+
+METHODS = ["engine", "random", "same-topic", "text-similarity", "link-only", "hugo-tags",
+           "url-order", "toc-order"]
+
+REL_RE = re.compile(r'<link\s+rel="(?:next|prev)"[^>]*>', re.I)
+A_REL_RE = re.compile(r'\srel="(?:next|prev)"', re.I)
+
+
+def build(indexer, site, out):
+    subprocess.run([indexer, "--site", site, "--out", out, "--quiet"], check=True,
+                   stderr=subprocess.DEVNULL)
+
+
+def routes(db_path):
+    """The site's guides as {guide path: [step paths in order]}."""
+    db = sqlite3.connect(db_path)
+    out = {}
+    for g, d in db.execute("SELECT gd.path, sd.path FROM guide_steps s JOIN docs gd ON gd.id = s.guide_id"
+                           " JOIN docs sd ON sd.id = s.doc_id ORDER BY s.guide_id, s.step"):
+        out.setdefault(g, []).append(d)
+    return out
+
+
+TAG_RE = re.compile(r'<(/?)(dl|dt|dd)\b[^>]*>', re.I)
+HREF_RE = re.compile(r'href="([^"#]*)')
+
+
+def dl_items(html, at):
+    """The top-level entries (a dt and the dd after it) of the dl opening at html[at:], as (start,
+    end) spans, and where the dl's closing tag starts; (None, None) when it does not close."""
+    depth, items, cur = 0, [], None
+    for t in TAG_RE.finditer(html, html.index('>', at) + 1):
+        closing, name = t.group(1) == '/', t.group(2).lower()
+        if name == 'dl':
+            if closing and depth == 0:
+                if cur is not None:
+                    items.append((cur, t.start()))
+                return items, t.start()
+            depth += -1 if closing else 1
+        elif depth == 0 and not closing and name == 'dt':
+            if cur is not None:
+                items.append((cur, t.start()))
+            cur = t.start()
+    return None, None
+
+
+def shuffle_lists(html, files, rng):
+    """html with the entries of every list (dl) of links whose entries lead to the pages of files
+    in a random order: the route's order removed from every table of contents."""
+    pos = 0
+    while True:
+        m = re.compile(r'<dl\b', re.I).search(html, pos)
+        if not m:
+            return html
+        pos = m.end()
+        items, end = dl_items(html, m.start())
+        if not items or len(items) < 2:
+            continue
+        parts = [html[a:b] for a, b in items]
+        heads = [HREF_RE.search(x) for x in parts]
+        if sum(1 for h in heads if h and h.group(1) in files) < max(2, len(parts) // 2):
+            continue
+        rng.shuffle(parts)
+        html = html[:items[0][0]] + ''.join(parts) + html[end:]
+
+
+def copy_site(src, dst):
+    """dst: a copy of src made of hard links (files to change are written anew, not in place)."""
+    shutil.copytree(src, dst, copy_function=os.link)
+
+
+def rewrite(path, fn):
+    text = open(path, encoding="utf-8", errors="surrogateescape").read()
+    new = fn(text)
+    if new != text:
+        os.unlink(path)
+        open(path, "w", encoding="utf-8", errors="surrogateescape").write(new)
+
+
+class SiteBaselines(Baselines):
+    """Baselines plus reading order: URL order in the folder, the tables of contents' order."""
+
+    def __init__(self, db_path, seed):
+        super().__init__(db_path, seed)
+        db = sqlite3.connect(db_path)
+        self.list_next = {}
+        for s, _, d, sig, w, _ in next_rows(db):
+            if sig == "list_next":
+                self.list_next.setdefault(s, {})[d] = self.list_next.get(s, {}).get(d, 0) + 1
+
+    def rank(self, method, path, exclude):
+        if method not in ("url-order", "toc-order"):
+            return super().rank(method, path, exclude)
+        src = self.id_of[path]
+        folder = os.path.dirname(path)
+        pool = [c for c in self.candidates if c != src and self.docs[c][0] not in exclude
+                and os.path.dirname(self.docs[c][0]) == folder]
+        if method == "url-order":
+            after = sorted(p for p in (self.docs[c][0] for c in pool) if p > path)
+            return after
+        score = self.list_next.get(src, {})
+        ranked = sorted((c for c in pool if score.get(c, 0) > 0), key=lambda c: (-score[c], self.docs[c][0]))
+        return [self.docs[c][0] for c in ranked]
+
+
+def table(title, scores, markdown):
+    print(f"\n{title} ({next(iter(scores.values())).n} cases)")
+    if markdown:
+        print("\n| method | hit@1 | hit@3 | hit@5 | MRR |\n|---|---|---|---|---|")
+    for m in METHODS:
+        h1, h3, h5, mrr = scores[m].row()
+        if markdown:
+            print(f"| {m} | {h1:.3f} | {h3:.3f} | {h5:.3f} | {mrr:.3f} |")
+        else:
+            print(f"  {m:16s} hit@1 {h1:.3f}  hit@3 {h3:.3f}  hit@5 {h5:.3f}  MRR {mrr:.3f}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--indexer", required=True)
+    ap.add_argument("--query", required=True)
+    ap.add_argument("--site", required=True)
+    ap.add_argument("--chapters", type=int, default=12)
+    ap.add_argument("--seed", type=int, default=1729)
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--require-beat-baselines", choices=["routes", "all"],
+                    help="fail unless the engine's MRR beats every baseline's: in the routes left out, "
+                         "or in both evaluations")
+    ap.add_argument("--require-ratio", type=float, default=0.0,
+                    help="fail unless the engine's leave-one-out MRR is this many times the best baseline's")
+    a = ap.parse_args()
+    if not os.path.isdir(a.site):
+        print(f"{a.site}: no such site; skipped")
+        return 77
+
+    with tempfile.TemporaryDirectory() as tmp:
+        full = os.path.join(tmp, "full.db")
+        build(a.indexer, a.site, full)
+        all_routes = routes(full)
+        rng = random.Random(a.seed)
+        eligible = sorted(g for g, st in all_routes.items() if len(st) >= 4)
+        chosen = sorted(rng.sample(eligible, min(a.chapters, len(eligible))))
+
+        # 1. leave one chapter's route out
+        lgo = {m: Score() for m in METHODS}
+        for g in chosen:
+            steps = all_routes[g]
+            work = os.path.join(tmp, "lgo")
+            shutil.rmtree(work, ignore_errors=True)
+            copy_site(a.site, work)
+            files = {p.lstrip("/") for p in [g] + steps}
+            strip = lambda t: A_REL_RE.sub("", REL_RE.sub("", t))  # noqa: E731
+            toc_rng = random.Random(f"{a.seed}/{g}")
+            for f in sorted(os.listdir(work)):
+                fp = os.path.join(work, f)
+                if not f.endswith(".html") or not os.path.isfile(fp):
+                    continue
+                text = open(fp, encoding="utf-8", errors="surrogateescape").read()
+                # the chapter's pages, and the page whose next is the chapter, lose rel=next
+                # and rel=prev; every table of contents listing the chapter's pages, its order
+                if f in files or any(f'href="{x}"' in text for x in files):
+                    rewrite(fp, lambda t: shuffle_lists(strip(t) if f in files or 'rel="next"' in t
+                                                         else t, files, toc_rng))
+            db = os.path.join(tmp, "lgo.db")
+            build(a.indexer, work, db)
+            base = SiteBaselines(db, a.seed)
+            for i in range(len(steps) - 1):
+                src, target, seen = steps[i], steps[i + 1], steps[:i]
+                if target == src or target in seen:
+                    continue
+                lgo["engine"].add(engine_rank(a.query, db, src, seen), target)
+                for m in METHODS[1:]:
+                    lgo[m].add(base.rank(m, src, set(seen) | {src}), target)
+
+        # 2. held-out links, from the text of the pages (outside their navigation header and footer)
+        work = os.path.join(tmp, "links")
+        copy_site(a.site, work)
+        rng = random.Random(a.seed)
+        link_re = re.compile(r'<a\s+class="(?:xref|link)"\s+href="([a-z0-9\-_.]+\.html)(#[^"]*)?"[^>]*>(.*?)</a>',
+                             re.S)
+        removed = []
+        for f in sorted(os.listdir(work)):
+            fp = os.path.join(work, f)
+            if not f.endswith(".html"):
+                continue
+            src = "/" + f
+
+            def drop(m):
+                if "/" + m.group(1) != src and rng.random() < 0.15:
+                    removed.append((src, "/" + m.group(1)))
+                    return m.group(3)
+                return m.group(0)
+            rewrite(fp, lambda t: link_re.sub(drop, t))
+        db = os.path.join(tmp, "links.db")
+        build(a.indexer, work, db)
+        base = SiteBaselines(db, a.seed)
+        held = {m: Score() for m in METHODS}
+        ids = sqlite3.connect(db)
+        docs = {p for (p,) in ids.execute("SELECT path FROM docs WHERE type IN ('explainer','guide','topic')")}
+        still = {(s, d) for s, d in ids.execute(
+            "SELECT a.path, b.path FROM links JOIN docs a ON a.id = links.src JOIN docs b ON b.id = links.dst")}
+        pairs = sorted({p for p in removed if p not in still and p[0] in docs and p[1] in docs})
+        pairs = sorted(random.Random(a.seed).sample(pairs, min(len(pairs), 300)))
+        for src, dst in pairs:
+            held["engine"].add(engine_rank(a.query, db, src, []), dst)
+            for m in METHODS[1:]:
+                held[m].add(base.rank(m, src, {src}), dst)
+
+    table(f"Leave one chapter's route out ({len(chosen)} chapters, seed {a.seed}): rank of the next page",
+          lgo, a.markdown)
+    table(f"Held-out links (15%, seed {a.seed}): rank of the removed link's target", held, a.markdown)
+    bad = []
+    if a.require_beat_baselines:
+        bad += [f"{name}: engine MRR {s['engine'].row()[3]:.3f} <= {m} {s[m].row()[3]:.3f}"
+                for name, s in (("leave-one-route-out", lgo), ("held-out links", held))
+                if name != "held-out links" or a.require_beat_baselines == "all"
+                for m in METHODS[1:] if s["engine"].row()[3] <= s[m].row()[3]]
+    if a.require_ratio:
+        best = max(lgo[m].row()[3] for m in METHODS[1:])
+        if lgo["engine"].row()[3] < a.require_ratio * best:
+            bad.append(f"leave-one-route-out: engine MRR {lgo['engine'].row()[3]:.3f} < "
+                       f"{a.require_ratio} x best baseline {best:.3f}")
+    for b in bad:
+        print("FAIL  " + b)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

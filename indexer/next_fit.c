@@ -239,6 +239,8 @@ static int cmp_entry(const void *a, const void *b)
 static void merge_entries(fit_set *s)
 {
 	fit_case *c = &s->cases[s->ncases - 1];
+	if (c->n == 0)
+		return; /* nothing to merge, and entries may be NULL */
 	entry *e = s->entries + c->first;
 	qsort(e, (size_t)c->n, sizeof(entry), cmp_entry);
 	int out = 0;
@@ -263,7 +265,8 @@ static int make_set(fit_set *s, next_fit *f)
 	int rc = ATLAS_ENOMEM;
 	if (!start || !local || !touched)
 		goto out;
-	qsort(f->rows, (size_t)f->nrows, sizeof(fit_row), cmp_row_src);
+	if (f->nrows) /* rows is NULL when there are none */
+		qsort(f->rows, (size_t)f->nrows, sizeof(fit_row), cmp_row_src);
 	for (int k = 0; k < f->nrows; k++)
 		start[f->rows[k].src + 1]++;
 	for (int i = 1; i < n; i++)

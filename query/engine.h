@@ -31,7 +31,7 @@ struct atlas_doc;
  * and bound the hostile shapes of docs/RELIABILITY.md ("Query cost") to about 20 normal queries. */
 #define ATLAS_WORK_POSTINGS 400000L
 #define ATLAS_WORK_CANDIDATES 20000L
-#define ATLAS_WORK_EXPANSIONS 10000L
+#define ATLAS_WORK_EXPANSIONS 20000L
 
 typedef struct atlas_work {
 	long postings;

@@ -31,7 +31,7 @@ static const char usage[] =
 	"  --topic PATH     only pages in topic PATH (e.g. systems/caching) or below it\n"
 	"  --explain        show per-field BM25, boosts, corrections, expansions and the work done\n"
 	"  --budget P[,C[,E]] the work budget of a search: postings, candidates, expansions\n"
-	"                   (default 400000,20000,10000, as atlas-serve's)\n"
+	"                   (default 400000,20000,20000, as atlas-serve's)\n"
 	"  --next PATH      read-next suggestions for the page at PATH\n"
 	"  --guide SLUG     with --next: the guide the reader follows\n"
 	"  --seen PATHS     with --next: comma-separated paths already read\n"

@@ -64,7 +64,7 @@ static const char usage[] =
 	"                         64 connections per address, and its X-Forwarded-For names the\n"
 	"                         client whose expensive requests are limited\n"
 	"  --budget P[,C[,E]]     the work budget of a search: postings, candidates,\n"
-	"                         expansions (default 400000,20000,10000, as atlas-query's)\n"
+	"                         expansions (default 400000,20000,20000, as atlas-query's)\n"
 	"  --help                 show this help\n"
 	"  --version              show the version\n"
 	"\n"

@@ -32,10 +32,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import faultlib as F  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUDGET = {'postings': 400000, 'candidates': 20000, 'expansions': 10000}
+BUDGET = {'postings': 400000, 'candidates': 20000, 'expansions': 20000}
 UNBOUNDED = '1000000000,1000000000,1000000000'
-SMALL = '40000,2000,1000'
-SMALL_B = {'postings': 40000, 'candidates': 2000, 'expansions': 1000}
+SMALL = '40000,2000,2000'
+SMALL_B = {'postings': 40000, 'candidates': 2000, 'expansions': 2000}
 
 
 def shapes():

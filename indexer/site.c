@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1465,6 +1466,20 @@ static char *url_from_canonicals(const site *s)
 	return r;
 }
 
+/* Moves the texts of pages [from, c->npages) into one block of their own (corpus_gather_texts),
+ * given back whole as the build indexes them, while the memory of the texts they were made from
+ * is taken again by the next pages. Returns c->npages. */
+static int gather_batch(corpus *c, int from)
+{
+	page *batch[SITE_TEXT_BATCH];
+	int n = 0;
+	for (int i = from; i < c->npages && n < SITE_TEXT_BATCH; i++)
+		batch[n++] = &c->pages[i];
+	if (n)
+		corpus_gather_texts(batch, n);
+	return c->npages;
+}
+
 int site_load(corpus *c, const char *dir, const char *config_path, bool strict, diag_list *d)
 {
 	memset(c, 0, sizeof(*c));
@@ -1529,6 +1544,7 @@ int site_load(corpus *c, const char *dir, const char *config_path, bool strict, 
 		s.base = strdup(p ? p : "");
 	}
 	find_title_affix(&s);
+	int gathered = 0; /* pages whose texts are in blocks */
 	/* pages, in file order */
 	for (int fi = 0; fi < s.nfiles; fi++) {
 		site_file *f = &s.files[fi];
@@ -1571,15 +1587,12 @@ int site_load(corpus *c, const char *dir, const char *config_path, bool strict, 
 		if (!p->words)
 			diag_add(d, f->file, f->hp.body_line, warn_sev(&s), "the page's content is empty");
 		f->page = c->npages++;
+		if (c->npages - gathered == SITE_TEXT_BATCH)
+			gathered = gather_batch(c, gathered);
 	}
-	/* the pages' texts in blocks of their own, given back whole as the build indexes them */
-	for (int at = 0; at < c->npages; at += SITE_TEXT_BATCH) {
-		page *batch[SITE_TEXT_BATCH];
-		int n = c->npages - at < SITE_TEXT_BATCH ? c->npages - at : SITE_TEXT_BATCH;
-		for (int i = 0; i < n; i++)
-			batch[i] = &c->pages[at + i];
-		corpus_gather_texts(batch, n);
-	}
+	gather_batch(c, gathered);
+	/* the parsed pages' texts, freed page by page, lie between what is kept: given back */
+	malloc_trim(0);
 	resolve_links(&s);
 	find_parents(&s);
 	make_topics(&s);
@@ -1603,5 +1616,6 @@ out:
 	free(s.base);
 	if (!c->site_url)
 		c->site_url = strdup("");
+	malloc_trim(0); /* the HTML pages' links, breadcrumbs and sections, freed above */
 	return rc;
 }

@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sitelib import Index, build, check, finish, query  # noqa: E402
@@ -212,26 +213,35 @@ def main():
         os.chmod(os.path.join(r, 'locked.html'), 0)
 
     if os.geteuid() == 0 and shutil.which('setpriv'):
-        # root reads any file: the build runs as nobody, on a copy it may write beside
-        write(root, GOOD)
-        os.chmod(work, 0o777)
-        for d, dirs, names in os.walk(root):
-            os.chmod(d, 0o777)
-            for n in names:
-                os.chmod(os.path.join(d, n), 0o666)
-        nobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups']
-        ndb = os.path.join(work, 'nobody.db')
-        if os.path.exists(ndb):
-            os.remove(ndb)
-        r0 = subprocess.run(nobody + [indexer, '--site', root, '--out', ndb, '--quiet'], capture_output=True, text=True)
-        before = sha(ndb) if r0.returncode == 0 else None
-        with open(os.path.join(root, 'locked.html'), 'w') as f:
-            f.write(page('Locked', '<main><p>locked</p></main>'))
-        unreadable(root)
-        r1 = subprocess.run(nobody + [indexer, '--site', root, '--out', ndb], capture_output=True, text=True)
+        # root reads any file: the build runs as nobody, on a copy of the site and of the
+        # indexer in a folder of its own under the system's temporary directory (the checkout
+        # may sit where nobody cannot reach, /root for one)
+        nbdir = tempfile.mkdtemp(prefix='atlas-site-nobody-')
+        try:
+            os.chmod(nbdir, 0o777)
+            nroot = os.path.join(nbdir, 'site')
+            write(nroot, GOOD)
+            for d, dirs, names in os.walk(nroot):
+                os.chmod(d, 0o777)
+                for n in names:
+                    os.chmod(os.path.join(d, n), 0o666)
+            nindexer = os.path.join(nbdir, 'atlas-index')
+            shutil.copy2(indexer, nindexer)
+            os.chmod(nindexer, 0o755)
+            nobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups']
+            ndb = os.path.join(nbdir, 'nobody.db')
+            r0 = subprocess.run(nobody + [nindexer, '--site', nroot, '--out', ndb, '--quiet'], capture_output=True, text=True)
+            before = sha(ndb) if r0.returncode == 0 else None
+            with open(os.path.join(nroot, 'locked.html'), 'w') as f:
+                f.write(page('Locked', '<main><p>locked</p></main>'))
+            unreadable(nroot)
+            r1 = subprocess.run(nobody + [nindexer, '--site', nroot, '--out', ndb], capture_output=True, text=True)
+            after = sha(ndb) if os.path.exists(ndb) else None
+        finally:
+            shutil.rmtree(nbdir, ignore_errors=True)
         check(r1.returncode == 1 and 'locked.html:0: error: cannot read: Permission denied' in r1.stderr,
               f'an unreadable file: an error naming it ({r1.returncode}: {one(r1.stderr)})')
-        check(before is not None and sha(ndb) == before, 'an unreadable file: the previous index untouched')
+        check(before is not None and after == before, 'an unreadable file: the previous index untouched')
     else:
         fails(indexer, root, work, 'unreadable file', {**GOOD, 'locked.html': page('Locked', '<main><p>locked</p></main>')},
               'locked.html:0: error: cannot read: Permission denied', setup=unreadable)

@@ -24,6 +24,8 @@
 #define SIG_LIST_NEXT "list_next"       /* the candidate is the next page a page's links name after
 					   the source (a table of contents, a topic's list);
 					   detail: "that page's doc id|position" */
+#define SIG_TOPIC_NEXT "topic_next"     /* the candidate is next to the source in a shared topic's
+					   order (priority, then path); detail as same_topic */
 
 enum {
 	NEXT_GUIDE_NEXT,
@@ -39,6 +41,7 @@ enum {
 	NEXT_GRAPH,
 	NEXT_GUIDE_AFTER,
 	NEXT_LIST_NEXT,
+	NEXT_TOPIC_NEXT,
 	NEXT_NSIGNALS
 };
 

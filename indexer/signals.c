@@ -333,6 +333,11 @@ static void topic_signals(out_ctx *o, const corpus *c, const int *id_of)
 				lo = 0;
 			for (int j = lo; j <= hi; j++)
 				emit(o, id_of[members[i]], id_of[members[j]], NEXT_TOPIC, 1.0, named);
+			/* the two mates next to it in the topic's order: a site's reading order when its
+			 * file names follow it, either way; the fit weighs it on the site's guides */
+			for (int j = i - 1; j <= i + 1; j += 2)
+				if (j >= 0 && j < n)
+					emit(o, id_of[members[i]], id_of[members[j]], NEXT_TOPIC_NEXT, 1.0, named);
 		}
 	}
 	free(members);

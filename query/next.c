@@ -354,8 +354,9 @@ static int row_reason(reason *out, const atlas_engine *e, const next_row *row, a
 		r.kind = R_PREREQ;
 		break;
 	case NEXT_TOPIC:
+	case NEXT_TOPIC_NEXT:
 	case NEXT_TOPIC_START:
-		r.kind = row->signal == NEXT_TOPIC ? R_TOPIC : R_TOPIC_MEMBER;
+		r.kind = row->signal == NEXT_TOPIC_START ? R_TOPIC_MEMBER : R_TOPIC;
 		if (n > 1 && detail[0] == '#') {
 			/* the topic's page, by id: its path without "/t/" */
 			int t = doc_of_id(e, atoi_n(detail + 1, n - 1));

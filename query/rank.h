@@ -135,6 +135,7 @@
 #define NEXT_W_PREREQ 0.3         /* fitted */
 #define NEXT_W_TOPIC 1.0          /* fitted: per shared topic */
 #define NEXT_W_TOPIC_MEMBER 2.0
+#define NEXT_W_TOPIC_NEXT 0.5     /* fitted: next to the page in a shared topic's order */
 #define NEXT_W_SIMILAR 4.0        /* fitted */
 #define NEXT_W_GRAPH 1.5          /* fitted */
 #define NEXT_W_CONTEXT 0.25       /* fitted */
@@ -173,6 +174,7 @@ static inline void next_weights_defaults(double *w)
 	w[NEXT_PREREQ] = NEXT_W_PREREQ;
 	w[NEXT_TOPIC] = NEXT_W_TOPIC;
 	w[NEXT_TOPIC_START] = NEXT_W_TOPIC_MEMBER;
+	w[NEXT_TOPIC_NEXT] = NEXT_W_TOPIC_NEXT;
 	w[NEXT_SIMILAR] = NEXT_W_SIMILAR;
 	w[NEXT_GRAPH] = NEXT_W_GRAPH;
 	w[NEXT_W_CONTEXT_INDEX] = NEXT_W_CONTEXT;

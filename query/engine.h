@@ -115,6 +115,8 @@ typedef struct atlas_results {
 	char *unquoted[8];
 	int nunquoted;
 	char *did_you_mean;  /* NULL when nothing was corrected */
+	bool corrected;      /* the results are those of did_you_mean's words (an unknown word was
+				searched as its correction); false when did_you_mean is only offered */
 	atlas_hit *hits;
 	int nhits;
 	atlas_facet types[4];

@@ -324,6 +324,7 @@ char *atlas_json_search(const atlas_engine *e, const atlas_results *r)
 		  PUT(&sb, ",\"totalPages\":") || put_num3(&sb, total_pages(r)) ||
 		  PUT(&sb, ",\"did_you_mean\":") ||
 		  (r->did_you_mean ? put_string(&sb, r->did_you_mean, false) : PUT(&sb, "null")) ||
+		  (r->corrected ? PUT(&sb, ",\"corrected\":true") : PUT(&sb, ",\"corrected\":false")) ||
 		  PUT(&sb, ",\"results\":") || put_results(&sb, e, r) ||
 		  PUT(&sb, ",\"facets\":{\"type\":{");
 	for (int k = 0; !bad && k < r->ntypes; k++)

@@ -68,6 +68,7 @@ typedef struct plan {
 	int nunquoted;
 	int nphrases;
 	bool corrected;
+	bool replaced;           /* an unknown word was searched as its correction */
 	bool no_correct;         /* atlas_search_params.no_correct: words are searched as typed */
 	double idf[FTS_MAX_PHRASES]; /* IDF per phrase of the expressions, for atlas_rank */
 	int nidf;
@@ -689,8 +690,10 @@ static void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
 					/* an unknown word is replaced in the search; a known but rare one
 					 * ("election" beside "selection") is only offered as did_you_mean */
 					t->correction = strdup(fix);
-					if (vocab_df(e, t->word, strlen(t->word)) == 0)
+					if (vocab_df(e, t->word, strlen(t->word)) == 0) {
 						add_alt(t, fix, strlen(fix), false);
+						pl->replaced = true;
+					}
 					pl->corrected = true;
 				}
 			}
@@ -2202,8 +2205,10 @@ int atlas_search_with(atlas_results *res, atlas_engine *e, const atlas_search_pa
 	parsed_query_free(&q);
 	if (p->explain)
 		explain_plan(res, &pl);
-	if (pl.corrected)
+	if (pl.corrected) {
 		did_you_mean(res, &pl);
+		res->corrected = pl.replaced && res->did_you_mean;
+	}
 
 	int rc = 0;
 	ranked *rk = NULL;

@@ -575,13 +575,23 @@ class SearchBox {
 		let say = body.total ? `${total} ${noun} for “${q}”` : `No results for “${q}”`;
 		this.correctionEl.textContent = '';
 		this.correctionEl.hidden = !body.did_you_mean;
-		if (body.did_you_mean) {
+		if (body.did_you_mean && body.corrected !== false) {
+			// the results are those of the corrected words: the words as typed one click away
 			this.correctionEl.append('Showing results for ', el('strong', '', body.did_you_mean), '. Search instead for ');
 			const b = el('button', 'atlas-link', q);
 			b.type = 'button';
 			b.addEventListener('click', () => { this.noCorrect = q; this.search(false, true); this.input.focus(); });
 			this.correctionEl.append(b);
 			say = `${total} ${noun} for “${body.did_you_mean}” (corrected from “${q}”)`;
+		} else if (body.did_you_mean) {
+			// the results are those of the words as typed; the correction is only offered
+			const fix = body.did_you_mean;
+			this.correctionEl.append('Did you mean ');
+			const b = el('button', 'atlas-link', fix);
+			b.type = 'button';
+			b.addEventListener('click', () => { this.input.value = fix; this.search(false, true); this.input.focus(); });
+			this.correctionEl.append(b, '?');
+			say += `. Did you mean “${fix}”?`;
 		}
 		this.statusEl.textContent = say;
 		this.draw();

@@ -213,6 +213,15 @@ async function desktopPage(browser) {
 		!document.querySelector('.atlas').classList.contains('atlas-loading')), 'Search instead: the correction goes');
 	check(sent.slice(before).some((u) => u.includes('/api/search?') && u.includes('correct=false') && u.includes('concensus')),
 		'Search instead asks the server not to correct');
+	// a known but rare word: the results are its own, the correction only offered
+	check(await search(page, 'awaits'), 'a rare word shows its own results');
+	const offered = await page.locator('.atlas-correction').textContent();
+	check(/^Did you mean waits\?$/.test(offered), 'a correction only offered says "Did you mean …?"', offered);
+	check(/^\d+ results? for “awaits”\. Did you mean “waits”\?$/.test(await statusText(page)),
+		'the offer is announced with the results of the words as typed', await statusText(page));
+	await page.locator('.atlas-correction button').click();
+	check(await until(page, () => document.querySelector('.atlas-input').value === 'waits' &&
+		/for “waits”/.test(document.querySelector('.atlas-status').textContent)), 'Did you mean: its word is searched');
 
 	// typeahead
 	await box(page).fill('');

@@ -1,4 +1,5 @@
-/* search_internal.h - the types one search shares across the files of query/ (plan.c, search.c). */
+/* search_internal.h - what the files of one search share: its plan's types and the steps of
+ * plan.c, retrieve.c and search.c. Used by the files of query/ and by nothing else. */
 #ifndef ATLAS_SEARCH_INTERNAL_H
 #define ATLAS_SEARCH_INTERNAL_H
 
@@ -59,6 +60,8 @@ typedef struct plan {
 } plan;
 
 
+/* plan.c */
+
 /* Starts an empty plan: everything but the terms zeroed (15 KB a search, mostly unused). */
 void plan_init(plan *pl);
 /* Frees what a plan holds (its terms' strings, its expressions); not pl itself. */
@@ -71,5 +74,75 @@ void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q);
  * excluded words' group) from its terms, numbering the any-word expression's phrases. Writes
  * nothing when no term is a content word; an expression that ran out of memory is marked oom. */
 void build_expressions(plan *pl);
+
+/* retrieve.c */
+
+/* Admits the plan's positive terms rarest first (by the postings of their alternatives) while
+ * their sum fits half the postings budget, the first one always; the others become stop words and
+ * mark the search partial. Sets pl->step_cost to the admitted sum. */
+void budget_terms(atlas_engine *e, plan *pl);
+/* The pages of alternative alt (an FTS5 string), at most those of its rarest position, from the
+ * stems' page counts; 0 when unknown or out of memory. */
+int alt_df(atlas_engine *e, const char *alt);
+/* The pages estimated to hold any content word of pl and no excluded word, from the stems' page
+ * counts. */
+int estimate_total(atlas_engine *e, const plan *pl);
+/* Whether the search filters by type (type or types). */
+bool type_filtered(const atlas_search_params *p, const atlas_search_more *m);
+/* Whether the search filters by topic (topic or topics) or by the caller's accept. */
+bool topic_filtered(const atlas_search_params *p, const atlas_search_more *m);
+/* Whether page d passes the search's type filter: type, or any of types. */
+bool type_passes(const atlas_search_params *p, const atlas_search_more *m, const atlas_doc *d);
+/* Whether page d passes the search's other filters: topic, any of topics, and accept. */
+bool topic_passes(const atlas_search_params *p, const atlas_search_more *m, const atlas_doc *d);
+/* Finds the candidates of plan pl into e (e->touched, e->cand; a new generation), at least want
+ * pages that pass the search's filters when there are as many, within pl's work budget (pl->work
+ * counted, pl->budget_hit and pl->partial set). With trace, appends a line per step taken to it.
+ * Returns 0, or ATLAS_ESQL with err set. */
+int retrieve(atlas_engine *e, plan *pl, const atlas_search_params *p, const atlas_search_more *m, int want,
+	     strbuf *trace, atlas_error *err);
+
+/* A page and its score, as ranked. */
+typedef struct ranked {
+	int doc;
+	double score;
+} ranked;
+
+/* score.c */
+
+/* The weight of a page of type type_id (rank.h's RANK_TYPE_*). */
+double type_weight(int type_id);
+/* Computes, once per query, the IDF of every content term and alternative (in phrase order, for
+ * atlas_rank), pl's estimates of the work (est_df, est_any) and the title patterns of every
+ * content term. A pattern that cannot be allocated is left out. */
+void term_weights(atlas_engine *e, plan *pl);
+/* Share of the content words found in a page's title or keywords (see score.c); with exact, also
+ * whether the title is the query (query_stems). */
+double title_match(const plan *pl, sqlite3_int64 mask, bool masked, const char *norm, unsigned long long sig,
+		   bool *exact, const char *query_stems);
+/* Share of the content words' IDF candidate c matched, 1 when it matched them all or the query
+ * has one; sets c->strict when it matched every content word. */
+double coverage_of(const plan *pl, candidate *c);
+/* Whether a candidate matched only through the prefix alternative of the prefix word. */
+bool prefix_only(const plan *pl, const candidate *c);
+/* Best first by score, then by path (qsort_r order over ranked, ctx the engine). */
+int cmp_ranked(const void *a, const void *b, void *ctx);
+/* Newest first (lastmod), then as cmp_ranked. */
+int cmp_lastmod(const void *a, const void *b, void *ctx);
+/* Applies the path, proximity and heading boosts to the ranked pages rk[0..n), whose first shown
+ * are the best by score, sorted, and to each other page that could pass the shown ones. */
+void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t shown);
+/* Sets h->explain (malloc'd, the caller frees it; NULL when out of memory) to the per-field BM25
+ * of the hit and the factors of its score. */
+void fill_explain(atlas_engine *e, atlas_hit *h, const plan *pl, const candidate *c, double title, bool exact,
+		  double cov, double tw, double pw, bool ponly);
+
+/* search.c */
+
+/* Where a match at position off of fts column col of page d falls: the section (its index in
+ * e->sections), whether in the heading part, and the token index in that part. Returns false for
+ * the keywords column and for positions no section holds. */
+bool locate_match(const atlas_engine *e, const atlas_doc *d, int col, int off, int *sec, bool *head,
+		  int *idx);
 
 #endif

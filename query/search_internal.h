@@ -137,12 +137,16 @@ void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t show
 void fill_explain(atlas_engine *e, atlas_hit *h, const plan *pl, const candidate *c, double title, bool exact,
 		  double cov, double tw, double pw, bool ponly);
 
-/* search.c */
+/* snippet.c */
 
 /* Where a match at position off of fts column col of page d falls: the section (its index in
  * e->sections), whether in the heading part, and the token index in that part. Returns false for
  * the keywords column and for positions no section holds. */
 bool locate_match(const atlas_engine *e, const atlas_doc *d, int col, int off, int *sec, bool *head,
 		  int *idx);
+/* Fills the snippet, the marked title and the best sections of every hit of res (the page shown),
+ * their text in res->text; a hit whose matches show nothing gets its description. Out of memory
+ * leaves a hit's snippet or sections out. */
+void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl);
 
 #endif

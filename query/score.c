@@ -125,7 +125,7 @@ static bool has_title_pat(const qterm *t, const char *norm, unsigned long long s
  * a mask not masked, whose column no row taken held: keywords of a page met in its title alone)
  * and the signature does not rule it out. When exact is not NULL, also whether the title is the
  * query (query_stems). */
-double title_match(const plan *pl, sqlite3_int64 mask, bool masked, const char *norm,
+static double title_match(const plan *pl, sqlite3_int64 mask, bool masked, const char *norm,
 			  unsigned long long sig, bool *exact, const char *query_stems)
 {
 	int hit = 0, n = 0;
@@ -431,6 +431,37 @@ void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t show
 	}
 }
 
+
+/* The priority factor of page doc (RANK_PRIORITY_*). */
+double priority_weight(const atlas_doc *doc)
+{
+	return RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority;
+}
+
+/* Scores candidate c of page doc before the boosts of the page shown: its BM25 times its coverage,
+ * title, keyword, type, priority and prefix factors (qstems: the query's stems, for the exact-title
+ * test). Sets c's title, keywords, exact, strict and score, clears its boosts. Returns the score. */
+double score_candidate(const plan *pl, candidate *c, const atlas_doc *doc, const char *qstems)
+{
+	bool exact = false;
+	double title = title_match(pl, c->title_phrases, true, doc->title_norm, doc->title_sig, &exact, qstems);
+	double kw = title_match(pl, c->keyword_phrases, c->keywords_known, doc->keywords_norm, doc->keywords_sig,
+				NULL, NULL);
+	double cov = coverage_of(pl, c);
+	double tw = type_weight(doc->type_id);
+	double pw = priority_weight(doc);
+	bool ponly = prefix_only(pl, c);
+	if (doc->listing > 0 && title < 1.0)
+		tw *= 1 - (1 - RANK_LISTING_PRIOR) * doc->listing;
+	c->title = title;
+	c->keywords = kw;
+	c->exact = exact;
+	c->path = c->proximity = c->heading = 0;
+	c->score = c->bm25 * (RANK_COVERAGE_FLOOR + (1 - RANK_COVERAGE_FLOOR) * cov * sqrt(cov)) *
+		   (1 + RANK_TITLE_WORDS * title) * (exact ? RANK_TITLE_EXACT : 1.0) *
+		   (1 + RANK_KEYWORD_WORDS * kw) * tw * pw * (ponly ? RANK_PREFIX_ONLY : 1.0);
+	return c->score;
+}
 
 void fill_explain(atlas_engine *e, atlas_hit *h, const plan *pl, const candidate *c,
 			 double title, bool exact, double cov, double tw, double pw, bool ponly)

@@ -1,15 +1,11 @@
-/* search.c - one search: the plan's expressions (plan.c) into candidates, and those into a
- * ranked, filtered, faceted page of hits with snippets and best-matching sections. */
-#include <math.h>
-#include <stddef.h>
-#include <stdio.h>
+/* search.c - one search, step by step: its checks, its plan (plan.c), its candidates
+ * (retrieve.c) scored (score.c), the facets and totals, the page asked for and its snippets
+ * (snippet.c); the work budget; the results freed. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "postings.h"
 #include "rank.h"
-#include "spans.h"
 #include "search_internal.h"
 #include "topk.h"
 
@@ -115,6 +111,254 @@ int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params 
 	return atlas_search_with(res, e, p, NULL, err);
 }
 
+/* Checks the parameters of a search (limit, the page's limit or the default, offset, type and
+ * sort). Returns 0, or ATLAS_EINVAL with err set. */
+static int check_params(const atlas_search_params *p, const atlas_search_more *m, int limit, atlas_error *err)
+{
+	if (limit < 1 || limit > ATLAS_LIMIT_MAX)
+		return atlas_error_set(err, ATLAS_EINVAL, "limit must be from 1 to %d", ATLAS_LIMIT_MAX);
+	if (p->offset < 0 || p->offset > ATLAS_OFFSET_MAX)
+		return atlas_error_set(err, ATLAS_EINVAL, "offset must be from 0 to %d", ATLAS_OFFSET_MAX);
+	if (p->type && strcmp(p->type, "explainer") && strcmp(p->type, "guide") &&
+	    strcmp(p->type, "topic") && strcmp(p->type, "page"))
+		return atlas_error_set(err, ATLAS_EINVAL, "type must be explainer, guide, topic or page");
+	if (m->sort != ATLAS_SORT_RELEVANCE && m->sort != ATLAS_SORT_LASTMOD)
+		return atlas_error_set(err, ATLAS_EINVAL, "sort must be relevance or lastmod");
+	return 0;
+}
+
+/* Plans the search of p->q into pl (initialized by the caller): parsed, analyzed into terms within
+ * the work budget, its expressions and weights made; sets res->query (the cleaned text), and, as
+ * asked, res->explain and the correction offered. Returns 0, or ATLAS_ENOMEM with err set when the
+ * text cannot be parsed. */
+static int plan_search(atlas_results *res, atlas_engine *e, const atlas_search_params *p, plan *pl,
+		       atlas_error *err)
+{
+	parsed_query q;
+	if (query_parse(&q, p->q, p->q ? strlen(p->q) : 0, ATLAS_QUERY_MAX_BYTES))
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+	res->query = strdup(q.clean);
+	pl->no_correct = p->no_correct;
+	pl->budget = work_budget;
+	analyze_query(e, pl, &q);
+	budget_terms(e, pl);
+	build_expressions(pl);
+	term_weights(e, pl);
+	parsed_query_free(&q);
+	if (p->explain)
+		explain_plan(res, pl);
+	if (pl->corrected) {
+		did_you_mean(res, pl);
+		res->corrected = pl->replaced && res->did_you_mean;
+	}
+	return 0;
+}
+
+/* Appends more to res->explain (when there is one); out of memory leaves it as it was. */
+static void splice_explain(atlas_results *res, const char *more)
+{
+	if (!res->explain)
+		return;
+	strbuf all = STRBUF_INIT;
+	strbuf_puts(&all, res->explain);
+	strbuf_puts(&all, more);
+	if (!all.oom) {
+		free(res->explain);
+		res->explain = strbuf_detach(&all);
+	}
+	strbuf_free(&all);
+}
+
+/* Appends the retrieval's steps (trace) and the work done to res->explain. */
+static void explain_work(atlas_results *res, const plan *pl, const strbuf *trace)
+{
+	splice_explain(res, strbuf_str(trace));
+	strbuf w = STRBUF_INIT;
+	strbuf_printf(&w, "work: postings %ld of %ld, candidates %ld of %ld, expansions %ld of %ld%s\n",
+		      pl->work.postings, pl->budget.postings, pl->work.candidates, pl->budget.candidates,
+		      pl->work.expansions, pl->budget.expansions, pl->budget_hit ? ": partial" : "");
+	if (!w.oom)
+		splice_explain(res, strbuf_str(&w));
+	strbuf_free(&w);
+}
+
+/* Puts e's candidates (e->touched) in page order (the facets list topics in the order pages show
+ * them): the few sorted, the many read off the marks, either way without a walk of every page per
+ * step. */
+static void order_touched(atlas_engine *e)
+{
+	if ((size_t)e->ntouched * 8 < (size_t)e->ndocs)
+		qsort(e->touched, (size_t)e->ntouched, sizeof(int), cmp_int);
+	else
+		for (int d = 0, n = 0; d < e->ndocs; d++)
+			if (e->mark[d] == e->generation)
+				e->touched[n++] = d;
+}
+
+/* The facets being counted: pages by type, and the top-level topics met (at most 32, in
+ * res->topics) with the page of each. */
+typedef struct facet_counts {
+	int ntype[ATLAS_TYPE_OTHER];
+	int topic_page[32];
+} facet_counts;
+
+/* Counts page doc in the facets: its type when it passes the topic filter, its top-level topics
+ * when it passes the type filter. The filters: type_ok, topic_ok; each facet counts with the other
+ * filter applied, with the caller's accept (any mix of types and topics) with every filter. */
+static void count_facets(atlas_results *res, const atlas_engine *e, const atlas_search_more *m,
+			 const atlas_doc *doc, bool type_ok, bool topic_ok, facet_counts *fc)
+{
+	if (m->accept && !type_ok)
+		topic_ok = false;
+	if (topic_ok && doc->type_id < ATLAS_TYPE_OTHER)
+		fc->ntype[doc->type_id]++;
+	for (int k = 0; type_ok && (topic_ok || !m->accept) && k < doc->ntop_topics; k++) {
+		/* topic facet: the top-level topics of the matching pages */
+		int ti = doc->top_topics[k], f;
+		for (f = 0; f < res->ntopics && fc->topic_page[f] != ti; f++)
+			;
+		if (f == res->ntopics && res->ntopics < 32) {
+			fc->topic_page[f] = ti;
+			res->topics[f] = (atlas_facet){ e->docs[ti].path + 3, e->docs[ti].title, 0 };
+			res->ntopics++;
+		}
+		if (f < res->ntopics)
+			res->topics[f].count++;
+	}
+}
+
+/* Scores every candidate of e that passes the search's filters into rk (room for e->ntouched) and
+ * *nrk, counting the facets of all of them into fc and res->topics (room for 32) and res->total_all. */
+static void rank_candidates(atlas_results *res, atlas_engine *e, const plan *pl, const atlas_search_params *p,
+			    const atlas_search_more *m, ranked *rk, int *nrk, facet_counts *fc)
+{
+	/* query stems for the exact-title test: every word, stop words included */
+	strbuf qs = STRBUF_INIT;
+	for (int i = 0; i < pl->nterms; i++) {
+		if (pl->terms[i].negated)
+			continue;
+		if (qs.len)
+			strbuf_putc(&qs, ' ');
+		engine_normalize(e, &qs, pl->terms[i].correction ? pl->terms[i].correction : pl->terms[i].word, true);
+	}
+	order_touched(e);
+	for (int i = 0; i < e->ntouched; i++) {
+		int d = e->touched[i];
+		candidate *c = &e->cand[d];
+		const atlas_doc *doc = &e->docs[d];
+		bool type_ok = type_passes(p, m, doc);
+		bool topic_ok = topic_passes(p, m, doc);
+		count_facets(res, e, m, doc, type_ok, topic_ok, fc);
+		if (!type_ok || !topic_ok)
+			continue;
+		double score = score_candidate(pl, c, doc, strbuf_str(&qs));
+		res->total_all += c->strict || pl->npositive <= 1;
+		rk[(*nrk)++] = (ranked){ d, score };
+	}
+	strbuf_free(&qs);
+}
+
+/* Sorts the page shown (the first offset + limit of rk[0..nrk)), by date or by score; by score,
+ * with the boosts of the pages that can be shown. Only those are sorted: a query may match tens of
+ * thousands of pages. */
+static void sort_shown(atlas_engine *e, const plan *pl, const atlas_search_more *m, ranked *rk, int nrk,
+		       size_t shown)
+{
+	if (m->sort == ATLAS_SORT_LASTMOD) {
+		atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_lastmod, e);
+	} else {
+		atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_ranked, e);
+		boost_shown(e, pl, rk, nrk, shown);
+		atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_ranked, e);
+	}
+}
+
+/* Sets res's totals and type facets from the nrk pages ranked and the counts fc: the total
+ * estimated when retrieval stopped early and no filter applies. */
+static void set_totals(atlas_results *res, atlas_engine *e, const plan *pl, const atlas_search_params *p,
+		       const atlas_search_more *m, int nrk, const facet_counts *fc)
+{
+	res->total = nrk;
+	res->total_exact = !pl->partial;
+	if (pl->partial && !type_filtered(p, m) && !topic_filtered(p, m)) {
+		/* the pages found are those whose important fields hold a word; the rest estimated */
+		int estimate = estimate_total(e, pl);
+		if (estimate > nrk)
+			res->total = estimate;
+	}
+	for (int k = 0; k < ATLAS_TYPE_OTHER; k++)
+		if (fc->ntype[k])
+			res->types[res->ntypes++] =
+				(atlas_facet){ atlas_type_names[k], atlas_type_names[k], fc->ntype[k] };
+}
+
+/* Fills res's hits with the page asked for (offset, limit) of rk[0..nrk): page, score, title, the
+ * explanation when asked, then their snippets and sections. Returns 0, or ATLAS_ENOMEM with err
+ * set. */
+static int fill_page(atlas_results *res, atlas_engine *e, const plan *pl, const atlas_search_params *p,
+		     int limit, const ranked *rk, int nrk, atlas_error *err)
+{
+	int start = p->offset < nrk ? p->offset : nrk;
+	int end = start + limit < nrk ? start + limit : nrk;
+	res->hits = calloc((size_t)(end - start ? end - start : 1), sizeof(atlas_hit));
+	if (!res->hits)
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+	strbuf tb = STRBUF_INIT;
+	for (int i = start; i < end; i++) {
+		atlas_hit *h = &res->hits[res->nhits++];
+		h->doc = rk[i].doc;
+		h->score = rk[i].score;
+		strbuf_reset(&tb);
+		strbuf_append_html(&tb, e->docs[h->doc].title, strlen(e->docs[h->doc].title));
+		h->title_html = tb.oom ? NULL : atlas_arena_strndup(&res->text, strbuf_str(&tb), tb.len);
+		if (p->explain) {
+			const atlas_doc *doc = &e->docs[h->doc];
+			candidate *c = &e->cand[h->doc];
+			fill_explain(e, h, pl, c, c->title, c->exact, coverage_of(pl, c), type_weight(doc->type_id),
+				     priority_weight(doc), prefix_only(pl, c));
+		}
+	}
+	strbuf_free(&tb);
+	fill_sections(e, res, pl);
+	return 0;
+}
+
+/* Finds, ranks and pages what plan pl (with something to look for) matches, into res. Returns 0,
+ * or ATLAS_ESQL or ATLAS_ENOMEM with err set. */
+static int run_plan(atlas_results *res, atlas_engine *e, plan *pl, const atlas_search_params *p,
+		    const atlas_search_more *m, int limit, atlas_error *err)
+{
+	strbuf trace = STRBUF_INIT; /* the steps taken, for explain */
+	int want = p->offset + limit;
+	if (want < RANK_MIN_CANDIDATES)
+		want = RANK_MIN_CANDIDATES;
+	int rc = retrieve(e, pl, p, m, want, p->explain ? &trace : NULL, err);
+	if (!rc && p->explain)
+		explain_work(res, pl, &trace);
+	strbuf_free(&trace);
+	if (rc)
+		return rc;
+	ranked *rk = malloc((size_t)(e->ntouched ? e->ntouched : 1) * sizeof(ranked));
+	res->topics = calloc(32, sizeof(atlas_facet));
+	if (!rk || !res->topics) {
+		free(rk);
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+	}
+	int nrk = 0;
+	facet_counts fc = { { 0 }, { 0 } };
+	rank_candidates(res, e, pl, p, m, rk, &nrk, &fc);
+	/* typeahead (count_only): the counts only, no page of hits */
+	if (!e->count_only)
+		sort_shown(e, pl, m, rk, nrk, (size_t)(p->offset + limit));
+	set_totals(res, e, pl, p, m, nrk, &fc);
+	if (e->count_only)
+		res->hits = calloc(1, sizeof(atlas_hit));
+	else
+		rc = fill_page(res, e, pl, p, limit, rk, nrk, err);
+	free(rk);
+	return rc;
+}
+
 int atlas_search_with(atlas_results *res, atlas_engine *e, const atlas_search_params *p,
 		      const atlas_search_more *more, atlas_error *err)
 {
@@ -127,202 +371,17 @@ int atlas_search_with(atlas_results *res, atlas_engine *e, const atlas_search_pa
 	int limit = p->limit ? p->limit : 10;
 	res->offset = p->offset;
 	res->limit = limit;
-	if (limit < 1 || limit > ATLAS_LIMIT_MAX)
-		return atlas_error_set(err, ATLAS_EINVAL, "limit must be from 1 to %d", ATLAS_LIMIT_MAX);
-	if (p->offset < 0 || p->offset > ATLAS_OFFSET_MAX)
-		return atlas_error_set(err, ATLAS_EINVAL, "offset must be from 0 to %d", ATLAS_OFFSET_MAX);
-	if (p->type && strcmp(p->type, "explainer") && strcmp(p->type, "guide") &&
-	    strcmp(p->type, "topic") && strcmp(p->type, "page"))
-		return atlas_error_set(err, ATLAS_EINVAL, "type must be explainer, guide, topic or page");
-	if (m->sort != ATLAS_SORT_RELEVANCE && m->sort != ATLAS_SORT_LASTMOD)
-		return atlas_error_set(err, ATLAS_EINVAL, "sort must be relevance or lastmod");
-	parsed_query q;
-	if (query_parse(&q, p->q, p->q ? strlen(p->q) : 0, ATLAS_QUERY_MAX_BYTES))
-		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
-	res->query = strdup(q.clean);
 	plan pl;
+	int rc = check_params(p, m, limit, err);
+	if (rc)
+		return rc;
 	plan_init(&pl);
-	pl.no_correct = p->no_correct;
-	pl.budget = work_budget;
-	analyze_query(e, &pl, &q);
-	budget_terms(e, &pl);
-	build_expressions(&pl);
-	term_weights(e, &pl);
-	parsed_query_free(&q);
-	if (p->explain)
-		explain_plan(res, &pl);
-	if (pl.corrected) {
-		did_you_mean(res, &pl);
-		res->corrected = pl.replaced && res->did_you_mean;
-	}
-
-	int rc = 0;
-	ranked *rk = NULL;
-	int nrk = 0;
+	if ((rc = plan_search(res, e, p, &pl, err)))
+		return rc;
 	if (pl.strict.len == 0)
-		goto facets; /* nothing to look for: an empty result, not an error */
-	strbuf trace = STRBUF_INIT; /* the steps taken, for explain */
-	int want = p->offset + limit;
-	if (want < RANK_MIN_CANDIDATES)
-		want = RANK_MIN_CANDIDATES;
-	if ((rc = retrieve(e, &pl, p, m, want, p->explain ? &trace : NULL, err))) {
-		strbuf_free(&trace);
-		goto out;
-	}
-	if (p->explain && res->explain) {
-		strbuf all = STRBUF_INIT;
-		strbuf_puts(&all, res->explain);
-		strbuf_puts(&all, strbuf_str(&trace));
-		if (!all.oom) {
-			free(res->explain);
-			res->explain = strbuf_detach(&all);
-		}
-		strbuf_free(&all);
-	}
-	if (p->explain && res->explain) {
-		strbuf w = STRBUF_INIT;
-		strbuf_printf(&w, "%swork: postings %ld of %ld, candidates %ld of %ld, expansions %ld of %ld%s\n",
-			      res->explain, pl.work.postings, pl.budget.postings, pl.work.candidates,
-			      pl.budget.candidates, pl.work.expansions, pl.budget.expansions,
-			      pl.budget_hit ? ": partial" : "");
-		if (!w.oom) {
-			free(res->explain);
-			res->explain = strbuf_detach(&w);
-		}
-		strbuf_free(&w);
-	}
-	strbuf_free(&trace);
-
-	/* query stems for the exact-title test: every word, stop words included */
-	strbuf qs = STRBUF_INIT;
-	for (int i = 0; i < pl.nterms; i++) {
-		if (pl.terms[i].negated)
-			continue;
-		if (qs.len)
-			strbuf_putc(&qs, ' ');
-		engine_normalize(e, &qs, pl.terms[i].correction ? pl.terms[i].correction : pl.terms[i].word, true);
-	}
-	rk = malloc((size_t)(e->ntouched ? e->ntouched : 1) * sizeof(ranked));
-	res->topics = calloc(32, sizeof(atlas_facet));
-	if (!rk || !res->topics) {
-		strbuf_free(&qs);
-		rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
-		goto out;
-	}
-	/* the pages found, in page order (the facets list topics in the order pages show them): the
-	 * few sorted, the many read off the marks, either way without a walk of every page per step */
-	if ((size_t)e->ntouched * 8 < (size_t)e->ndocs)
-		qsort(e->touched, (size_t)e->ntouched, sizeof(int), cmp_int);
+		res->hits = calloc(1, sizeof(atlas_hit)); /* nothing to look for: an empty result, not an error */
 	else
-		for (int d = 0, n = 0; d < e->ndocs; d++)
-			if (e->mark[d] == e->generation)
-				e->touched[n++] = d;
-	int ntype[ATLAS_TYPE_OTHER] = { 0 };
-	int topic_page[32];
-	for (int i = 0; i < e->ntouched; i++) {
-		int d = e->touched[i];
-		candidate *c = &e->cand[d];
-		const atlas_doc *doc = &e->docs[d];
-		bool type_ok = type_passes(p, m, doc);
-		bool topic_ok = topic_passes(p, m, doc);
-		/* facets count with the other filter applied; with the caller's accept (any mix of
-		 * types and topics), with every filter applied */
-		if (m->accept && !type_ok)
-			topic_ok = false;
-		if (topic_ok && doc->type_id < ATLAS_TYPE_OTHER)
-			ntype[doc->type_id]++;
-		for (int k = 0; type_ok && (topic_ok || !m->accept) && k < doc->ntop_topics; k++) {
-			/* topic facet: the top-level topics of the matching pages */
-			int ti = doc->top_topics[k], f;
-			for (f = 0; f < res->ntopics && topic_page[f] != ti; f++)
-				;
-			if (f == res->ntopics && res->ntopics < 32) {
-				topic_page[f] = ti;
-				res->topics[f] = (atlas_facet){ e->docs[ti].path + 3, e->docs[ti].title, 0 };
-				res->ntopics++;
-			}
-			if (f < res->ntopics)
-				res->topics[f].count++;
-		}
-		if (!type_ok || !topic_ok)
-			continue;
-		bool exact = false;
-		double title = title_match(&pl, c->title_phrases, true, doc->title_norm, doc->title_sig, &exact,
-					   strbuf_str(&qs));
-		double kw = title_match(&pl, c->keyword_phrases, c->keywords_known, doc->keywords_norm,
-					doc->keywords_sig, NULL, NULL);
-		double cov = coverage_of(&pl, c);
-		res->total_all += c->strict || pl.npositive <= 1;
-		double tw = type_weight(doc->type_id);
-		double pw = RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority;
-		bool ponly = prefix_only(&pl, c);
-		if (doc->listing > 0 && title < 1.0)
-			tw *= 1 - (1 - RANK_LISTING_PRIOR) * doc->listing;
-		c->title = title;
-		c->keywords = kw;
-		c->exact = exact;
-		c->path = c->proximity = c->heading = 0;
-		c->score = c->bm25 * (RANK_COVERAGE_FLOOR + (1 - RANK_COVERAGE_FLOOR) * cov * sqrt(cov)) *
-			   (1 + RANK_TITLE_WORDS * title) * (exact ? RANK_TITLE_EXACT : 1.0) *
-			   (1 + RANK_KEYWORD_WORDS * kw) * tw * pw * (ponly ? RANK_PREFIX_ONLY : 1.0);
-		rk[nrk++] = (ranked){ d, c->score };
-	}
-	strbuf_free(&qs);
-	if (e->count_only)
-		goto counted; /* typeahead: the counts only, no page of hits */
-	/* only the page shown is sorted: a query may match tens of thousands of pages */
-	size_t shown = (size_t)(p->offset + limit);
-	if (m->sort == ATLAS_SORT_LASTMOD) {
-		atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_lastmod, e);
-	} else {
-		atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_ranked, e);
-		boost_shown(e, &pl, rk, nrk, shown);
-		atlas_best_first(rk, (size_t)nrk, shown, sizeof(ranked), cmp_ranked, e);
-	}
-counted:
-	res->total = nrk;
-	res->total_exact = !pl.partial;
-	if (pl.partial && !type_filtered(p, m) && !topic_filtered(p, m)) {
-		/* the pages found are those whose important fields hold a word; the rest estimated */
-		int estimate = estimate_total(e, &pl);
-		if (estimate > nrk)
-			res->total = estimate;
-	}
-	for (int k = 0; k < ATLAS_TYPE_OTHER; k++)
-		if (ntype[k])
-			res->types[res->ntypes++] = (atlas_facet){ atlas_type_names[k], atlas_type_names[k], ntype[k] };
-
-	if (e->count_only)
-		goto facets;
-	int start = p->offset < nrk ? p->offset : nrk;
-	int end = start + limit < nrk ? start + limit : nrk;
-	res->hits = calloc((size_t)(end - start ? end - start : 1), sizeof(atlas_hit));
-	if (!res->hits) {
-		rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
-		goto out;
-	}
-	strbuf tb = STRBUF_INIT;
-	for (int i = start; i < end; i++) {
-		atlas_hit *h = &res->hits[res->nhits++];
-		h->doc = rk[i].doc;
-		h->score = rk[i].score;
-		strbuf_reset(&tb);
-		strbuf_append_html(&tb, e->docs[h->doc].title, strlen(e->docs[h->doc].title));
-		h->title_html = tb.oom ? NULL : atlas_arena_strndup(&res->text, strbuf_str(&tb), tb.len);
-		if (p->explain) {
-			const atlas_doc *doc = &e->docs[h->doc];
-			candidate *c = &e->cand[h->doc];
-			fill_explain(e, h, &pl, c, c->title, c->exact, coverage_of(&pl, c), type_weight(doc->type_id),
-				     RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority, prefix_only(&pl, c));
-		}
-	}
-	strbuf_free(&tb);
-	fill_sections(e, res, &pl);
-	goto out;
-facets:
-	res->hits = calloc(1, sizeof(atlas_hit));
-out:
-	free(rk);
+		rc = run_plan(res, e, &pl, p, m, limit, err);
 	res->partial = pl.budget_hit;
 	res->work = pl.work;
 	for (int i = 0; i < pl.nunquoted; i++)

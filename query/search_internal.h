@@ -116,10 +116,6 @@ double type_weight(int type_id);
  * atlas_rank), pl's estimates of the work (est_df, est_any) and the title patterns of every
  * content term. A pattern that cannot be allocated is left out. */
 void term_weights(atlas_engine *e, plan *pl);
-/* Share of the content words found in a page's title or keywords (see score.c); with exact, also
- * whether the title is the query (query_stems). */
-double title_match(const plan *pl, sqlite3_int64 mask, bool masked, const char *norm, unsigned long long sig,
-		   bool *exact, const char *query_stems);
 /* Share of the content words' IDF candidate c matched, 1 when it matched them all or the query
  * has one; sets c->strict when it matched every content word. */
 double coverage_of(const plan *pl, candidate *c);
@@ -132,6 +128,12 @@ int cmp_lastmod(const void *a, const void *b, void *ctx);
 /* Applies the path, proximity and heading boosts to the ranked pages rk[0..n), whose first shown
  * are the best by score, sorted, and to each other page that could pass the shown ones. */
 void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t shown);
+/* The priority factor of page doc (RANK_PRIORITY_*). */
+double priority_weight(const atlas_doc *doc);
+/* Scores candidate c of page doc before the boosts of the page shown (qstems: the query's stems,
+ * for the exact-title test); sets c's title, keywords, exact, strict and score, clears its boosts.
+ * Returns the score. */
+double score_candidate(const plan *pl, candidate *c, const atlas_doc *doc, const char *qstems);
 /* Sets h->explain (malloc'd, the caller frees it; NULL when out of memory) to the per-field BM25
  * of the hit and the factors of its score. */
 void fill_explain(atlas_engine *e, atlas_hit *h, const plan *pl, const candidate *c, double title, bool exact,

@@ -1,16 +1,14 @@
-/* engine.c - opening an index and answering searches: query analysis (synonyms, typos, prefix),
- * candidate retrieval through FTS5, ranking, snippets, sections and facets. */
+/* engine.c - opening an index: the file read into memory (image.c) or in place, its schema and
+ * size checked, its tables loaded (pages, sections and their texts, vocabulary, synonyms, title
+ * words, meta), the statements of a search prepared, read next opened (next.h); the engine's
+ * accessors, and freeing it. Searching is search.c's. */
 #include "engine.h"
 
 #include <ctype.h>
-#include <pthread.h>
-#include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
@@ -18,13 +16,12 @@
 #include "analyzer.h"
 #include "anchor.h"
 #include "engine_internal.h"
+#include "image.h"
 #include "next.h"
 #include "postings.h"
 #include "fts_functions.h"
-#include "parse.h"
 #include "rank.h"
 #include "schema.h"
-#include "stopwords.h"
 #include "strbuf.h"
 
 /**************************************************************************************************
@@ -719,82 +716,6 @@ next_state *engine_next(const atlas_engine *e)
 	return e->next;
 }
 
-/**************************************************************************************************
-** Index images: the bytes of an index file, read once and shared by every engine opened on the same
-** file (same device, inode, size and modification time), freed with the last of them.
-*/
-
-typedef struct index_image {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-	unsigned char *bytes;
-	int refs;
-	struct index_image *next;
-	/* the full-text postings, read by the first engine asked to hold them */
-	pthread_mutex_t postings_lock;
-	bool postings_read;
-	atlas_postings *postings; /* NULL when too large to hold */
-} index_image;
-
-static pthread_mutex_t images_lock = PTHREAD_MUTEX_INITIALIZER;
-static index_image *images;
-
-/* Returns a reference to the image of the open file f (whose stat is sb), reading it when no
- * engine holds it yet, or NULL when it cannot be read. Release with image_release. */
-static index_image *image_acquire(FILE *f, const struct stat *sb)
-{
-	pthread_mutex_lock(&images_lock);
-	for (index_image *im = images; im; im = im->next)
-		if (im->dev == sb->st_dev && im->ino == sb->st_ino && im->size == sb->st_size &&
-		    im->mtime.tv_sec == sb->st_mtim.tv_sec && im->mtime.tv_nsec == sb->st_mtim.tv_nsec) {
-			im->refs++;
-			pthread_mutex_unlock(&images_lock);
-			return im;
-		}
-	index_image *im = calloc(1, sizeof(*im));
-	if (im)
-		im->bytes = malloc((size_t)sb->st_size);
-	if (!im || !im->bytes || fread(im->bytes, 1, (size_t)sb->st_size, f) != (size_t)sb->st_size) {
-		if (im)
-			free(im->bytes);
-		free(im);
-		pthread_mutex_unlock(&images_lock);
-		return NULL;
-	}
-	im->dev = sb->st_dev;
-	im->ino = sb->st_ino;
-	im->size = sb->st_size;
-	im->mtime = sb->st_mtim;
-	im->refs = 1;
-	pthread_mutex_init(&im->postings_lock, NULL);
-	im->next = images;
-	images = im;
-	pthread_mutex_unlock(&images_lock);
-	return im;
-}
-
-/* Drops a reference; the last one frees the bytes. Accepts NULL. */
-static void image_release(index_image *im)
-{
-	if (!im)
-		return;
-	pthread_mutex_lock(&images_lock);
-	if (--im->refs == 0) {
-		for (index_image **pp = &images; *pp; pp = &(*pp)->next)
-			if (*pp == im) {
-				*pp = im->next;
-				break;
-			}
-		postings_free(im->postings);
-		pthread_mutex_destroy(&im->postings_lock);
-		free(im->bytes);
-		free(im);
-	}
-	pthread_mutex_unlock(&images_lock);
-}
-
 /* A cut-short file can still open and answer from its first pages: its size must be what its
  * header says (page count x page size). */
 static int check_size(sqlite3 *db, const char *path, atlas_error *err)
@@ -946,12 +867,8 @@ int atlas_engine_hold_postings(atlas_engine *e, atlas_error *err)
 		tokens += e->rec.sizes[i];
 	if (tokens > POSTINGS_MAX)
 		return 0;
-	int rc = 0;
-	pthread_mutex_lock(&im->postings_lock);
-	if (!im->postings_read && !(rc = postings_load(&im->postings, e->db, e->ndocs, err)))
-		im->postings_read = true;
-	const atlas_postings *p = im->postings;
-	pthread_mutex_unlock(&im->postings_lock);
+	const atlas_postings *p = NULL;
+	int rc = image_postings(im, e->db, e->ndocs, &p, err);
 	if (rc || !p)
 		return rc;
 	if (postings_query_new(&e->postings, p))

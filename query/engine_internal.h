@@ -1,4 +1,6 @@
-/* engine_internal.h - the engine's state, shared by the files of query/ and by nothing else. */
+/* engine_internal.h - the engine's state, shared by the files of query/ that search an open index
+ * (not next.c: next.h is its interface) and by two white-box tests, tests/query/test_postings.c and
+ * test_sections.c, that check the held postings and section texts against the index itself. */
 #ifndef ATLAS_ENGINE_INTERNAL_H
 #define ATLAS_ENGINE_INTERNAL_H
 

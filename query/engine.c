@@ -557,6 +557,21 @@ unsigned long long letter_set(const char *w, int n)
 	return once | twice << 26;
 }
 
+/* Grows *buf (*cap elements of size sz, 0 for none yet) to hold n + 1, doubling from first.
+ * Returns 0, or -1 leaving it as it was. */
+static int grow_for_one(void **buf, int *cap, int n, int first, size_t sz)
+{
+	if (n < *cap)
+		return 0;
+	int c = *cap ? *cap * 2 : first;
+	void *p = realloc(*buf, (size_t)c * sz);
+	if (!p)
+		return -1;
+	*buf = p;
+	*cap = c;
+	return 0;
+}
+
 static int load_vocab(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -564,14 +579,9 @@ static int load_vocab(atlas_engine *e, atlas_error *err)
 		return atlas_error_set(err, ATLAS_ESQL, "read vocabulary: %s", sqlite3_errmsg(e->db));
 	int cap = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (e->nvocab == cap) {
-			cap = cap ? cap * 2 : 4096;
-			vocab_entry *v = realloc(e->vocab, (size_t)cap * sizeof(*v));
-			if (!v) {
-				sqlite3_finalize(st);
-				return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading vocabulary");
-			}
-			e->vocab = v;
+		if (grow_for_one((void **)&e->vocab, &cap, e->nvocab, 4096, sizeof(*e->vocab))) {
+			sqlite3_finalize(st);
+			return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading vocabulary");
 		}
 		vocab_entry *v = &e->vocab[e->nvocab++];
 		v->term = dup_col(e, st, 0);
@@ -619,14 +629,9 @@ static int load_synonyms(atlas_engine *e, atlas_error *err)
 		return atlas_error_set(err, ATLAS_ESQL, "read synonyms: %s", sqlite3_errmsg(e->db));
 	int cap = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (e->nsyn == cap) {
-			cap = cap ? cap * 2 : 256;
-			syn_term *s = realloc(e->syn, (size_t)cap * sizeof(*s));
-			if (!s) {
-				sqlite3_finalize(st);
-				return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading synonyms");
-			}
-			e->syn = s;
+		if (grow_for_one((void **)&e->syn, &cap, e->nsyn, 256, sizeof(*e->syn))) {
+			sqlite3_finalize(st);
+			return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading synonyms");
 		}
 		syn_term *s = &e->syn[e->nsyn];
 		s->group = sqlite3_column_int(st, 0);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "edits.h"
 #include "engine_internal.h"
 #include "stopwords.h"
 #include "utf8.h"
@@ -43,47 +44,6 @@ static int cmp_completion(const void *a, const void *b)
 	return y->v->df - x->v->df;
 }
 
-/* Returns the edits (insertions, deletions, substitutions, swaps of neighbours) between typed
- * a[0..na) and b[0..nb), or with prefix set between a and the closest start of b; max + 1 when
- * more than max. Both at most VOCAB_MAX_LEN bytes. */
-static int edits_to(const char *a, int na, const char *b, int nb, bool prefix, int max)
-{
-	int rows[3][VOCAB_MAX_LEN + 2];
-	int *pp = rows[0], *prev = rows[1], *cur = rows[2];
-	for (int j = 0; j <= nb; j++)
-		prev[j] = j;
-	for (int i = 1; i <= na; i++) {
-		cur[0] = i;
-		int low = cur[0];
-		for (int j = 1; j <= nb; j++) {
-			int cost = a[i - 1] != b[j - 1];
-			int d = prev[j - 1] + cost;
-			if (prev[j] + 1 < d)
-				d = prev[j] + 1;
-			if (cur[j - 1] + 1 < d)
-				d = cur[j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    pp[j - 2] + 1 < d)
-				d = pp[j - 2] + 1;
-			cur[j] = d;
-			if (d < low)
-				low = d;
-		}
-		if (low > max)
-			return max + 1;
-		int *t = pp;
-		pp = prev;
-		prev = cur;
-		cur = t;
-	}
-	int best = prev[nb];
-	if (prefix)
-		for (int j = 0; j < nb; j++)
-			if (prev[j] < best)
-				best = prev[j];
-	return best > max ? max + 1 : best;
-}
-
 /* Collects into c (cap entries) the vocabulary words that may complete last[0..n): with prefix,
  * those starting with it, else the word itself; when fuzzy, those within the allowed edits of it
  * instead (sharing its first byte). Returns the count, best first. */
@@ -104,7 +64,7 @@ static int collect(const atlas_engine *e, const char *last, int n, bool prefix, 
 				break;
 			if (v->len > VOCAB_MAX_LEN || v->len < n - max || (!prefix && v->len > n + max))
 				continue;
-			edits = edits_to(last, n, v->term, v->len, prefix, max);
+			edits = atlas_edits(last, n, v->term, v->len, prefix, max);
 			if (edits > max)
 				continue;
 		} else {

@@ -60,7 +60,7 @@ typedef struct candidate {
 	double keywords;        /* share of content words in the keywords */
 	double path;            /* share of content words in the words of the path */
 	double proximity;       /* share of neighbouring query words side by side in a field */
-	double heading;         /* how much one section heading is the query (search.c: heading_match) */
+	double heading;         /* how much one section heading is the query (score.c: heading_match) */
 	bool exact;             /* the title is the query */
 	int inst_start, inst_n; /* its matches in the match record; inst_n -1: not recorded, or only
 				   from the fields of a partial pass */

@@ -93,19 +93,14 @@ typedef struct writer {
 
 static int sql_fail(writer *w, const char *what)
 {
-	int code = sqlite3_errcode(w->db);
-	const char *why = code == SQLITE_FULL ? "disk full" : sqlite3_errmsg(w->db);
-	return atlas_error_set(w->err, code == SQLITE_FULL ? ATLAS_EIO : ATLAS_ESQL, "%s: %s: %s", w->file,
-			       what, why);
+	return atlas_sql_error(w->err, w->db, w->file, what, NULL);
 }
 
 static int exec(writer *w, const char *sql)
 {
 	char *msg = NULL;
 	if (sqlite3_exec(w->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		int code = sqlite3_errcode(w->db);
-		atlas_error_set(w->err, code == SQLITE_FULL ? ATLAS_EIO : ATLAS_ESQL, "%s: %s: %s", w->file,
-				sql, code == SQLITE_FULL ? "disk full" : msg ? msg : "error");
+		atlas_sql_error(w->err, w->db, w->file, sql, msg ? msg : "error");
 		sqlite3_free(msg);
 		return w->err ? w->err->code : ATLAS_ESQL;
 	}
@@ -449,7 +444,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		stats->sections += p->nsecs;
 		sqlite3_bind_int(doc, 1, id);
 		sqlite3_bind_text(doc, 2, p->path, -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 3, page_type_names[p->type], -1, SQLITE_STATIC);
+		sqlite3_bind_text(doc, 3, atlas_page_type_names[p->type], -1, SQLITE_STATIC);
 		sqlite3_bind_text(doc, 4, p->title, -1, SQLITE_STATIC);
 		sqlite3_bind_text(doc, 5, p->description, -1, SQLITE_STATIC);
 		sqlite3_bind_text(doc, 6, strbuf_str(&kw), -1, SQLITE_STATIC);
@@ -655,7 +650,7 @@ static void build_id_of(char *buf, size_t cap, unsigned long long corpus_digest)
 static int write_meta(writer *w, const corpus *c, build_stats *stats)
 {
 	sqlite3_stmt *st = NULL;
-	int rc = prepare(w, &st, "INSERT INTO meta VALUES(?,?)");
+	int rc = prepare(w, &st, "INSERT INTO " ATLAS_META_TABLE " VALUES(?,?)");
 	time_t now = time(NULL);
 	struct tm tm;
 	gmtime_r(&now, &tm);
@@ -663,53 +658,46 @@ static int write_meta(writer *w, const corpus *c, build_stats *stats)
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	build_id_of(stats->build_id, sizeof(stats->build_id), c->digest);
 	if (!rc)
-		rc = put_meta(w, st, "schema_version", "%d", ATLAS_SCHEMA_VERSION);
+		rc = put_meta(w, st, ATLAS_META_SCHEMA_VERSION, "%d", ATLAS_SCHEMA_VERSION);
 	if (!rc)
-		rc = put_meta(w, st, "build_id", "%s", stats->build_id);
+		rc = put_meta(w, st, ATLAS_META_BUILD_ID, "%s", stats->build_id);
 	if (!rc)
-		rc = put_meta(w, st, "built_at", "%s", when);
+		rc = put_meta(w, st, ATLAS_META_BUILT_AT, "%s", when);
 	if (!rc)
-		rc = put_meta(w, st, "built_at_unix", "%lld", (long long)now);
+		rc = put_meta(w, st, ATLAS_META_BUILT_AT_UNIX, "%lld", (long long)now);
 	if (!rc)
-		rc = put_meta(w, st, "corpus_digest", "fnv1a64:%016llx", c->digest);
+		rc = put_meta(w, st, ATLAS_META_CORPUS_DIGEST, "fnv1a64:%016llx", c->digest);
 	if (!rc)
-		rc = put_meta(w, st, "corpus_bytes", "%zu", c->bytes);
+		rc = put_meta(w, st, ATLAS_META_CORPUS_BYTES, "%zu", c->bytes);
 	if (!rc)
-		rc = put_meta(w, st, "site_url", "%s", c->site_url);
+		rc = put_meta(w, st, ATLAS_META_SITE_URL, "%s", c->site_url);
 	if (!rc)
-		rc = put_meta(w, st, "pages", "%d", c->npages);
-	for (int t = 0; !rc && t < 4; t++) {
-		char key[32];
-		snprintf(key, sizeof(key), "pages_%s", page_type_names[t]);
-		rc = put_meta(w, st, key, "%d", stats->pages[t]);
-	}
+		rc = put_meta(w, st, ATLAS_META_PAGES, "%d", c->npages);
+	for (int t = 0; !rc && t < ATLAS_TYPE_COUNT; t++)
+		rc = put_meta(w, st, atlas_meta_pages_of_type[t], "%d", stats->pages[t]);
 	if (!rc)
-		rc = put_meta(w, st, "sections", "%d", stats->sections);
+		rc = put_meta(w, st, ATLAS_META_SECTIONS, "%d", stats->sections);
 	if (!rc)
-		rc = put_meta(w, st, "section_text_bytes", "%lld", stats->section_text_bytes);
+		rc = put_meta(w, st, ATLAS_META_SECTION_TEXT_BYTES, "%lld", stats->section_text_bytes);
 	if (!rc)
-		rc = put_meta(w, st, "links", "%d", stats->links);
+		rc = put_meta(w, st, ATLAS_META_LINKS, "%d", stats->links);
 	if (!rc)
-		rc = put_meta(w, st, "guide_steps", "%d", stats->guide_steps);
+		rc = put_meta(w, st, ATLAS_META_GUIDE_STEPS, "%d", stats->guide_steps);
 	if (!rc)
-		rc = put_meta(w, st, "terms", "%d", stats->terms);
+		rc = put_meta(w, st, ATLAS_META_TERMS, "%d", stats->terms);
 	sqlite3_finalize(st);
 	return rc;
 }
-
-/* The read-next signals' tables (atlas_schema_signals_sql), which their thread computes. */
-static const char *const signals_tables[] = { "next_candidates", "similar_terms", "next_fit", "vocab",
-						       "stems", NULL };
 
 /* Whether table name is one the read-next thread writes, copied in by write_signals: the signals',
  * and the fields and titles tables' shadow tables. */
 static bool signals_table(const char *name)
 {
-	for (int i = 0; signals_tables[i]; i++)
-		if (strcmp(name, signals_tables[i]) == 0)
+	for (int i = 0; atlas_signals_tables[i]; i++)
+		if (strcmp(name, atlas_signals_tables[i]) == 0)
 			return true;
-	for (int i = 0; fields_index_tables[i]; i++)
-		if (strcmp(name, fields_index_tables[i]) == 0)
+	for (int i = 0; atlas_fields_shadow_tables[i]; i++)
+		if (strcmp(name, atlas_fields_shadow_tables[i]) == 0)
 			return true;
 	return false;
 }
@@ -726,7 +714,7 @@ static int check_tables(writer *w, bool read_next)
 		rc = prepare(w, &check, "SELECT * FROM pragma_integrity_check(?1)");
 	while (!rc && sqlite3_step(names) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(names, 0);
-		if ((signals_table(name) || strcmp(name, "meta") == 0) != read_next)
+		if ((signals_table(name) || strcmp(name, ATLAS_META_TABLE) == 0) != read_next)
 			continue;
 		sqlite3_bind_text(check, 1, name, -1, SQLITE_STATIC);
 		int step = sqlite3_step(check);
@@ -792,10 +780,10 @@ static int write_signals(writer *w, const corpus *c, build_stats *stats)
 	char *attach = sqlite3_mprintf("COMMIT; ATTACH %Q AS signals; BEGIN", rows);
 	rc = attach ? exec(w, attach) : atlas_error_set(w->err, ATLAS_ENOMEM, "out of memory");
 	sqlite3_free(attach);
-	for (int i = 0; !rc && signals_tables[i]; i++)
-		rc = copy_table(w, signals_tables[i], false);
-	for (int i = 0; !rc && fields_index_tables[i]; i++)
-		rc = copy_table(w, fields_index_tables[i], true);
+	for (int i = 0; !rc && atlas_signals_tables[i]; i++)
+		rc = copy_table(w, atlas_signals_tables[i], false);
+	for (int i = 0; !rc && atlas_fields_shadow_tables[i]; i++)
+		rc = copy_table(w, atlas_fields_shadow_tables[i], true);
 	if (!rc)
 		rc = exec(w, "COMMIT; DETACH signals; BEGIN");
 	signals_free(w->signals);

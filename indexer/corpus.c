@@ -25,7 +25,6 @@ static void page_release_text(page *p);
 /* Moves a parsed page's small strings and arrays into one block (see Packing a page). */
 static void page_pack(page *p);
 
-const char *const page_type_names[] = { "explainer", "guide", "topic", "page" };
 
 /**************************************************************************************************
 ** Diagnostics.
@@ -717,7 +716,7 @@ static void parse_guide_sections(page *p, cJSON *fm, diag_list *d)
 	}
 }
 
-int page_parse(page *p, const char *file, const char *data, size_t n, enum page_type type,
+int page_parse(page *p, const char *file, const char *data, size_t n, enum atlas_page_type type,
 	       diag_list *d)
 {
 	int errors_before = d->errors;
@@ -798,17 +797,17 @@ int page_parse(page *p, const char *file, const char *data, size_t n, enum page_
 			 "field 'priority' must be a number from 0.0 to 1.0");
 	else if (prio)
 		p->priority = prio->valuedouble;
-	p->keywords = get_strings(fm, "keywords", type == PAGE_EXPLAINER, &p->nkeywords, p, d);
-	if (type == PAGE_EXPLAINER) {
+	p->keywords = get_strings(fm, "keywords", type == ATLAS_TYPE_EXPLAINER, &p->nkeywords, p, d);
+	if (type == ATLAS_TYPE_EXPLAINER) {
 		p->topics = get_strings(fm, "topics", true, &p->ntopics, p, d);
 		if (cJSON_GetObjectItemCaseSensitive(fm, "topics") && p->ntopics == 0)
 			diag_add(d, file, field_line(p->fm_text, "topics"), DIAG_ERROR,
 				 "field 'topics' must name at least one topic");
 	}
 	p->prereqs = get_strings(fm, "prerequisites", false, &p->nprereqs, p, d);
-	if (type == PAGE_GUIDE)
+	if (type == ATLAS_TYPE_GUIDE)
 		parse_guide_sections(p, fm, d);
-	if (type == PAGE_SITE)
+	if (type == ATLAS_TYPE_PAGE)
 		p->path = get_string(fm, "path", true, p, d);
 	if (p->path && p->path[0] != '/')
 		diag_add(d, file, field_line(p->fm_text, "path"), DIAG_ERROR,
@@ -1043,7 +1042,7 @@ typedef struct parsed_file {
 typedef struct parse_batch {
 	parsed_file *files;
 	int n;
-	enum page_type type;
+	enum atlas_page_type type;
 	pthread_mutex_t lock;
 	int next;           /* the next file to take, under lock */
 } parse_batch;
@@ -1112,7 +1111,7 @@ static void diag_list_move(diag_list *dst, diag_list *src)
 
 /* Registers the parsed file f as the corpus's next page (its digest, its problems, the page),
  * and frees what f held. */
-static void register_file(corpus *c, parsed_file *f, enum page_type type, diag_list *d)
+static void register_file(corpus *c, parsed_file *f, enum atlas_page_type type, diag_list *d)
 {
 	if (!f->read) {
 		diag_add(d, f->file ? f->file : f->name, 0, DIAG_ERROR, "cannot read file: %s",
@@ -1131,7 +1130,7 @@ static void register_file(corpus *c, parsed_file *f, enum page_type type, diag_l
 	}
 	*p = f->pg;
 	memset(&f->pg, 0, sizeof(f->pg));
-	if (type != PAGE_SITE) {
+	if (type != ATLAS_TYPE_PAGE) {
 		size_t sl = strlen(f->name) - 3;
 		p->path = malloc(sl + 2);
 		if (p->path) {
@@ -1178,13 +1177,13 @@ static int parse_threads(void)
 /* Reads every *.md file of dir/sub as a page of the given type, in name order: the files of each
  * batch are read and parsed on all cores, then registered one by one in that order, so that the
  * pages, their problems and the corpus digest do not depend on the threads. */
-static void load_pages(corpus *c, const char *sub, enum page_type type, diag_list *d)
+static void load_pages(corpus *c, const char *sub, enum atlas_page_type type, diag_list *d)
 {
 	char dirpath[4096];
 	snprintf(dirpath, sizeof(dirpath), "%s/%s", c->dir, sub);
 	DIR *dir = opendir(dirpath);
 	if (!dir) {
-		if (errno != ENOENT || type != PAGE_SITE)
+		if (errno != ENOENT || type != ATLAS_TYPE_PAGE)
 			diag_add(d, dirpath, 0, DIAG_ERROR, "cannot open directory: %s", strerror(errno));
 		return;
 	}
@@ -1638,7 +1637,7 @@ static void check_sitemap(corpus *c, bool strict, diag_list *d)
 	}
 	for (int i = 0; i < c->npages; i++)
 		if (!strmap_get(&seen, c->pages[i].path))
-			diag_add(d, c->pages[i].file, c->pages[i].type == PAGE_TOPIC ? c->pages[i].nsecs : 1,
+			diag_add(d, c->pages[i].file, c->pages[i].type == ATLAS_TYPE_TOPIC ? c->pages[i].nsecs : 1,
 				 sev, "page %s is not in sitemap.xml", c->pages[i].path);
 	strmap_free(&seen);
 }
@@ -1670,7 +1669,7 @@ static void each_membership(const corpus *c, void (*fn)(int ti, int pi, void *ar
 		last[ti] = -1;
 	for (int pi = 0; pi < c->npages; pi++) {
 		const page *p = &c->pages[pi];
-		if (p->type != PAGE_EXPLAINER)
+		if (p->type != ATLAS_TYPE_EXPLAINER)
 			continue;
 		for (int k = 0; k < p->ntopics; k++)
 			for (size_t n = 1; p->topics[k][n - 1]; n++) {
@@ -1748,7 +1747,7 @@ static void add_topic_pages(corpus *c, diag_list *d)
 		if (!p)
 			return;
 		memset(p, 0, sizeof(*p));
-		p->type = PAGE_TOPIC;
+		p->type = ATLAS_TYPE_TOPIC;
 		p->file = strdup(tfile);
 		strbuf s = STRBUF_INIT;
 		strbuf_printf(&s, "/t/%s", t->path);
@@ -1837,9 +1836,9 @@ int corpus_load(corpus *c, const char *dir, bool strict, diag_list *d)
 	c->dir = strdup(dir);
 	load_topics(c, d);
 	load_synonyms(c, d);
-	load_pages(c, "explainers", PAGE_EXPLAINER, d);
-	load_pages(c, "guides", PAGE_GUIDE, d);
-	load_pages(c, "pages", PAGE_SITE, d);
+	load_pages(c, "explainers", ATLAS_TYPE_EXPLAINER, d);
+	load_pages(c, "guides", ATLAS_TYPE_GUIDE, d);
+	load_pages(c, "pages", ATLAS_TYPE_PAGE, d);
 	load_sitemap(c, d, strict);
 	add_topic_pages(c, d);
 	check_references(c, strict, d);

@@ -7,11 +7,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "schema.h"
 #include "strbuf.h"
 #include "strmap.h"
-
-enum page_type { PAGE_EXPLAINER, PAGE_GUIDE, PAGE_TOPIC, PAGE_SITE };
-extern const char *const page_type_names[]; /* "explainer", "guide", "topic", "page" */
 
 enum diag_severity { DIAG_WARNING, DIAG_ERROR };
 
@@ -61,7 +59,7 @@ typedef struct text_block text_block;
 typedef struct page {
 	char *file;         /* as reported in diagnostics */
 	char *path;
-	enum page_type type;
+	enum atlas_page_type type;
 	char *title, *description, *lastmod, *image;
 	double priority;
 	char **keywords;
@@ -128,7 +126,7 @@ typedef struct corpus {
 /* Parses one page file held in data[0..n) (front matter + Markdown) as a page of the given type.
  * file names it in diagnostics. On success fills *out (free with page_free) and returns 0; on any
  * error returns -1 with every problem found recorded in d and *out left empty. */
-int page_parse(page *out, const char *file, const char *data, size_t n, enum page_type type,
+int page_parse(page *out, const char *file, const char *data, size_t n, enum atlas_page_type type,
 	       diag_list *d);
 void page_free(page *p);
 

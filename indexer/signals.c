@@ -62,9 +62,7 @@ typedef struct out_ctx {
 /* Sets o->rc from the rows file's last error, with what was being done. Returns o->rc. */
 static int rows_failed(out_ctx *o, const char *what)
 {
-	int code = sqlite3_errcode(o->db);
-	o->rc = atlas_error_set(o->err, code == SQLITE_FULL ? ATLAS_EIO : ATLAS_ESQL, "%s: %s: %s", o->path,
-				what, code == SQLITE_FULL ? "disk full" : sqlite3_errmsg(o->db));
+	o->rc = atlas_sql_error(o->err, o->db, o->path, what, NULL);
 	return o->rc;
 }
 
@@ -134,7 +132,7 @@ static int page_of(const corpus *c, const char *path)
  * its generated member list, a site page's its navigation). */
 static bool authored_links(const page *p)
 {
-	return p->type == PAGE_EXPLAINER || p->type == PAGE_GUIDE;
+	return p->type == ATLAS_TYPE_EXPLAINER || p->type == ATLAS_TYPE_GUIDE;
 }
 
 /* How informative links into and out of each page of c are (into in[], out[], by page index):
@@ -197,7 +195,7 @@ static void graph_signals(out_ctx *o, const corpus *c, const int *id_of, const f
 	}
 	for (int gi = 0; gi < c->npages; gi++) {
 		const page *g = &c->pages[gi];
-		if (g->type != PAGE_GUIDE)
+		if (g->type != ATLAS_TYPE_GUIDE)
 			continue;
 		int prev = -1, step = 0;
 		for (int s = 0; s < g->ngsecs; s++)
@@ -234,23 +232,23 @@ static void graph_signals(out_ctx *o, const corpus *c, const int *id_of, const f
 		const page *p = &c->pages[pi];
 		/* a topic page's links are its generated member list: those are topic_member
 		 * candidates (topic_signals), not links an author wrote */
-		for (int k = 0; p->type != PAGE_TOPIC && k < p->nlinks; k++) {
+		for (int k = 0; p->type != ATLAS_TYPE_TOPIC && k < p->nlinks; k++) {
 			int t = page_of(c, p->links[k].target);
 			if (t < 0 || t == pi || seen[t] == pi + 1)
 				continue;
 			seen[t] = pi + 1; /* once per target */
 			/* no reason shows its text */
 			emit(o, id_of[pi], id_of[t], NEXT_LINK_OUT, link_in[t], "");
-			if (p->type != PAGE_SITE)
+			if (p->type != ATLAS_TYPE_PAGE)
 				emit(o, id_of[t], id_of[pi], NEXT_LINK_IN, link_out[pi], "");
 		}
 		/* the order of a page's links: a table of contents, a topic's list, a guide's
 		 * introduction, the pages a text names one after another */
 		int last = -1, pos = 0;
-		for (int k = 0; p->type != PAGE_SITE && k < p->nlinks; k++) {
+		for (int k = 0; p->type != ATLAS_TYPE_PAGE && k < p->nlinks; k++) {
 			int t = page_of(c, p->links[k].target);
-			if (t < 0 || t == pi || t == last || c->pages[t].type == PAGE_SITE ||
-			    c->pages[t].type == PAGE_TOPIC)
+			if (t < 0 || t == pi || t == last || c->pages[t].type == ATLAS_TYPE_PAGE ||
+			    c->pages[t].type == ATLAS_TYPE_TOPIC)
 				continue;
 			pos++;
 			if (last >= 0) {
@@ -294,7 +292,7 @@ static void topic_signals(out_ctx *o, const corpus *c, const int *id_of)
 		int n = 0;
 		for (int pi = 0; pi < c->npages; pi++) {
 			const page *p = &c->pages[pi];
-			if (p->type != PAGE_EXPLAINER)
+			if (p->type != ATLAS_TYPE_EXPLAINER)
 				continue;
 			for (int k = 0; k < p->ntopics; k++)
 				if (strcmp(p->topics[k], tp) == 0)
@@ -780,7 +778,7 @@ static void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer
 	 * but the lists and the accumulators (a page's record, looked up for every posting, was a
 	 * cache miss each time and most of this step at 100,000 pages) */
 	for (int pi = 0; pi < n; pi++)
-		for (int k = 0; k < nvec[pi] && c->pages[pi].type != PAGE_SITE; k++)
+		for (int k = 0; k < nvec[pi] && c->pages[pi].type != ATLAS_TYPE_PAGE; k++)
 			plen[vecs[pi][k].term]++;
 	for (int t = 0; t < v.nterms; t++) {
 		plist[t] = malloc((size_t)(plen[t] ? plen[t] : 1) * sizeof(posting));
@@ -789,7 +787,7 @@ static void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer
 		plen[t] = 0;
 	}
 	for (int pi = 0; pi < n; pi++)
-		for (int k = 0; k < nvec[pi] && c->pages[pi].type != PAGE_SITE; k++) {
+		for (int k = 0; k < nvec[pi] && c->pages[pi].type != ATLAS_TYPE_PAGE; k++) {
 			int t = vecs[pi][k].term;
 			plist[t][plen[t]++] = (posting){ pi, vecs[pi][k].w };
 		}
@@ -810,7 +808,7 @@ static void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer
 	 * this step at 100,000 pages). Contributions are added, and the terms ranked, in the order of
 	 * the page's vector. */
 	for (int pi = 0; pi < n && !o->rc; pi++) {
-		if (c->pages[pi].type == PAGE_SITE)
+		if (c->pages[pi].type == ATLAS_TYPE_PAGE)
 			continue;
 		int nhit = 0;
 		for (int k = 0; k < nvec[pi]; k++) {
@@ -1077,7 +1075,7 @@ static void ppr_compute(ppr_job *j)
 	ppr_node *nodes = g.nodes;
 	const edge *edges = g.edges;
 	for (int src = 0; src < n && !j->rc; src++) {
-		if (c->pages[src].type == PAGE_SITE || nodes[src].deg == 0)
+		if (c->pages[src].type == ATLAS_TYPE_PAGE || nodes[src].deg == 0)
 			continue;
 		int head = 0, tail = 0, nt = 0;
 		nodes[src].r = 1.0;
@@ -1115,7 +1113,7 @@ static void ppr_compute(ppr_job *j)
 		int nk = 0;
 		for (int k = 0; k < nt; k++) {
 			int d = touched[k];
-			if (d != src && nodes[d].p > 0 && c->pages[d].type != PAGE_SITE)
+			if (d != src && nodes[d].p > 0 && c->pages[d].type != ATLAS_TYPE_PAGE)
 				top[nk++] = (scored){ d, (float)nodes[d].p, { -1, -1, -1 },
 						      { 0, 0, 0 } };
 		}

@@ -53,7 +53,7 @@ typedef struct guide_section {
 } guide_section;
 
 /* The section bodies of a batch of pages, copied into one block mapped from the system (see
- * corpus.c, gather_texts). */
+ * page.c, corpus_gather_texts). */
 typedef struct text_block text_block;
 
 typedef struct page {
@@ -79,7 +79,7 @@ typedef struct page {
 			     * block, freed whole once the index holds it; NULL once released */
 	size_t text_len;    /* bytes of text, the last NUL not counted */
 	void *packed;       /* one block holding every string and array of the page but path, text,
-			     * fm_text and a guide's sections (see page_pack in corpus.c), or NULL
+			     * fm_text and a guide's sections (see page_pack in page.c), or NULL
 			     * when each is its own allocation */
 	text_block *block;  /* the batch's block holding text, or NULL when text is its own */
 	page_link *links;

@@ -20,6 +20,7 @@
 #include "strmap.h"
 #include "topk.h"
 #include "varint.h"
+#include "vocab_tables.h"
 #include "../query/rank.h"
 
 /* Candidates kept per page for the signals that could otherwise grow with the corpus. */
@@ -35,11 +36,6 @@
 /**************************************************************************************************
 ** Output rows.
 */
-
-typedef struct vocab_row {
-	char *term;
-	int df, cf;
-} vocab_row;
 
 /* Everything computed. The candidate rows, millions at 100,000 pages, are not kept: each goes into
  * the rows file as it is made, in the order made (signal after signal, each over every page), and
@@ -638,44 +634,6 @@ static const char **surface_names(vec_ctx *v)
 	return names;
 }
 
-static int cmp_entry_key(const void *a, const void *b)
-{
-	return strcmp((*(const strmap_entry *const *)a)->key, (*(const strmap_entry *const *)b)->key);
-}
-
-/* Copies the keys of m with their counts (df[value], and cf[value] when cf is not NULL) into
- * *rows (*n of them), sorted by key: appending to a B-tree in key order costs far less than
- * inserting at random places. The rows are written once the database is free. On failure sets
- * o->rc, naming what (e.g. "the vocabulary"); the rows kept so far stay for the caller to free. */
-static void keep_sorted(out_ctx *o, vocab_row **rows, int *n, const strmap *m, const int *df, const int *cf,
-			const char *what)
-{
-	const strmap_entry **sorted = malloc((m->count ? m->count : 1) * sizeof(*sorted));
-	*rows = calloc(m->count ? m->count : 1, sizeof(vocab_row));
-	if (!sorted || !*rows) {
-		free(sorted);
-		o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory keeping %s", what);
-		return;
-	}
-	size_t ns = 0;
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->slots[i].key)
-			sorted[ns++] = &m->slots[i];
-	qsort(sorted, ns, sizeof(*sorted), cmp_entry_key);
-	for (size_t i = 0; i < ns; i++) {
-		vocab_row *r = &(*rows)[*n];
-		r->term = strdup(sorted[i]->key);
-		if (!r->term) {
-			o->rc = atlas_error_set(o->err, ATLAS_ENOMEM, "out of memory keeping %s", what);
-			break;
-		}
-		r->df = df[sorted[i]->value];
-		r->cf = cf ? cf[sorted[i]->value] : 0;
-		++*n;
-	}
-	free(sorted);
-}
-
 typedef struct ppr_job ppr_job;
 static void ppr_start(ppr_job *j);
 
@@ -718,8 +676,12 @@ static void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer
 	if (v.oom)
 		goto out;
 	ppr_start(job);
-	keep_sorted(o, &o->vocab, &o->nvocab, &v.vocab, v.vdf, v.vcf, "the vocabulary");
-	keep_sorted(o, &o->stems, &o->nstems, &v.terms, v.df, NULL, "the stems");
+	int rc = vocab_rows_sorted(&o->vocab, &o->nvocab, &v.vocab, v.vdf, v.vcf, "the vocabulary", o->err);
+	if (rc)
+		o->rc = rc;
+	rc = vocab_rows_sorted(&o->stems, &o->nstems, &v.terms, v.df, NULL, "the stems", o->err);
+	if (rc)
+		o->rc = rc;
 	/* pass 2: tf-idf, normalized, truncated to the strongest MLT_TERMS terms, each page's raw
 	 * vector freed as soon as its truncated one is made */
 	for (int pi = 0; pi < n; pi++) {
@@ -1247,7 +1209,7 @@ static int put_candidates(out_ctx *o, sqlite3_stmt *ins, int src, const strbuf *
  * o->rc, set. */
 static int rows_finish(out_ctx *o)
 {
-	sqlite3_stmt *voc = NULL, *stem = NULL, *sel = NULL, *ins = NULL;
+	sqlite3_stmt *sel = NULL, *ins = NULL;
 	strbuf blob = STRBUF_INIT;
 	sqlite3_finalize(o->row);
 	sqlite3_finalize(o->term);
@@ -1282,33 +1244,12 @@ static int rows_finish(out_ctx *o)
 	sel = NULL;
 	if (o->rc || rows_exec(o, "DROP TABLE computed"))
 		goto out;
-	if (sqlite3_prepare_v2(o->db, "INSERT INTO vocab VALUES(?,?,?)", -1, &voc, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(o->db, "INSERT INTO stems VALUES(?,?)", -1, &stem, NULL) != SQLITE_OK) {
-		rows_failed(o, "prepare");
-		goto out;
-	}
-	for (int i = 0; !o->rc && i < o->nvocab; i++) {
-		sqlite3_bind_text(voc, 1, o->vocab[i].term, -1, SQLITE_STATIC);
-		sqlite3_bind_int(voc, 2, o->vocab[i].df);
-		sqlite3_bind_int(voc, 3, o->vocab[i].cf);
-		if (sqlite3_step(voc) != SQLITE_DONE)
-			rows_failed(o, "insert vocabulary");
-		sqlite3_reset(voc);
-	}
-	for (int i = 0; !o->rc && i < o->nstems; i++) {
-		sqlite3_bind_text(stem, 1, o->stems[i].term, -1, SQLITE_STATIC);
-		sqlite3_bind_int(stem, 2, o->stems[i].df);
-		if (sqlite3_step(stem) != SQLITE_DONE)
-			rows_failed(o, "insert stem");
-		sqlite3_reset(stem);
-	}
+	o->rc = vocab_rows_write(o->db, o->path, o->vocab, o->nvocab, o->stems, o->nstems, o->err);
 	if (!o->rc)
 		rows_exec(o, "COMMIT");
 out:
 	sqlite3_finalize(sel);
 	sqlite3_finalize(ins);
-	sqlite3_finalize(voc);
-	sqlite3_finalize(stem);
 	strbuf_free(&blob);
 	return o->rc;
 }
@@ -1323,13 +1264,9 @@ static void rows_close(out_ctx *o)
 	if (o->db && sqlite3_close(o->db) != SQLITE_OK && !o->rc)
 		o->rc = atlas_error_set(o->err, ATLAS_EIO, "%s: cannot close", o->path);
 	o->db = NULL;
-	for (int i = 0; i < o->nvocab; i++)
-		free(o->vocab[i].term);
-	free(o->vocab);
+	vocab_rows_free(o->vocab, o->nvocab);
 	o->vocab = NULL;
-	for (int i = 0; i < o->nstems; i++)
-		free(o->stems[i].term);
-	free(o->stems);
+	vocab_rows_free(o->stems, o->nstems);
 	o->stems = NULL;
 }
 

@@ -374,6 +374,77 @@ fail_nomem:
 ** Documents, sections and the full-text indexes.
 */
 
+/* Makes room in places for the sections of a page of nsecs. Returns 0, or -1 when out of memory
+ * (places then as it was, but for the arrays grown). */
+static int places_reserve(section_places *places, int nsecs)
+{
+	if (nsecs <= places->cap)
+		return 0;
+	int cap = nsecs * 2;
+	int *h = realloc(places->heads_at, (size_t)cap * sizeof(int));
+	if (h)
+		places->heads_at = h;
+	int *b = h ? realloc(places->body_at, (size_t)cap * sizeof(int)) : NULL;
+	if (b)
+		places->body_at = b;
+	int *n = b ? realloc(places->body_n, (size_t)cap * sizeof(int)) : NULL;
+	if (n)
+		places->body_n = n;
+	if (!n)
+		return -1;
+	places->cap = cap;
+	return 0;
+}
+
+/* Appends page p's headings (but the lead's) to heads and its bodies (the lead's without the
+ * description) to body, one a line, and where each section's are into places (room made by
+ * places_reserve). Cannot fail (a buffer out of memory is marked so). */
+static void join_sections(const page *p, strbuf *heads, strbuf *body, section_places *places)
+{
+	/* appended, not printed: a printf of the body measured its length once more first */
+	for (int s = 0; s < p->nsecs; s++) {
+		const section *x = &p->secs[s];
+		places->heads_at[s] = (int)heads->len;
+		if (s) {
+			strbuf_puts(heads, x->heading);
+			strbuf_putc(heads, '\n');
+		}
+		const char *b = x->body;
+		if (s == 0)
+			b += p->lead_len <= x->body_len ? p->lead_len : x->body_len;
+		places->body_at[s] = (int)body->len;
+		strbuf_puts(body, b);
+		places->body_n[s] = (int)body->len - places->body_at[s];
+		strbuf_putc(body, '\n');
+	}
+}
+
+/* Inserts page p's docs row (doc id, its keywords and topics joined as kw and topics_json, its
+ * sections from first_section on) with doc, the prepared insert. Returns 0 or an ATLAS_E* code
+ * with w->err set. */
+static int insert_doc(writer *w, sqlite3_stmt *doc, int id, const page *p, const char *kw,
+		      const char *topics_json, int first_section)
+{
+	sqlite3_bind_int(doc, 1, id);
+	sqlite3_bind_text(doc, 2, p->path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(doc, 3, atlas_page_type_names[p->type], -1, SQLITE_STATIC);
+	sqlite3_bind_text(doc, 4, p->title, -1, SQLITE_STATIC);
+	sqlite3_bind_text(doc, 5, p->description, -1, SQLITE_STATIC);
+	sqlite3_bind_text(doc, 6, kw, -1, SQLITE_STATIC);
+	sqlite3_bind_text(doc, 7, topics_json, -1, SQLITE_STATIC);
+	sqlite3_bind_double(doc, 8, p->priority);
+	sqlite3_bind_text(doc, 9, p->lastmod ? p->lastmod : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(doc, 10, p->image ? p->image : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int(doc, 11, p->words);
+	sqlite3_bind_int(doc, 12, first_section);
+	sqlite3_bind_int(doc, 13, first_section + p->nsecs - 1);
+	sqlite3_bind_text(doc, 14, p->file, -1, SQLITE_STATIC);
+	return step_reset(w, doc, "insert document");
+}
+
+/* Writes every page of c, in doc id order: its docs row, its fts row (the tap counting the
+ * sections' tokens), its sections (bodies compressed) and its doc_topics; each page's bodies are
+ * released once written. Counts into stats. Returns 0 or an ATLAS_E* code with w->err set. */
 static int write_docs(writer *w, const corpus *c, build_stats *stats)
 {
 	sqlite3_stmt *doc = NULL, *sec = NULL, *fts = NULL, *dt = NULL;
@@ -399,22 +470,9 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	       zbody = STRBUF_INIT, anchor = STRBUF_INIT, defs = STRBUF_INIT;
 	for (int id = 1; !rc && id <= c->npages; id++) {
 		const page *p = &c->pages[w->order[id - 1]];
-		if (p->nsecs > places.cap) {
-			int cap = p->nsecs * 2;
-			int *h = realloc(places.heads_at, (size_t)cap * sizeof(int));
-			if (h)
-				places.heads_at = h;
-			int *b = h ? realloc(places.body_at, (size_t)cap * sizeof(int)) : NULL;
-			if (b)
-				places.body_at = b;
-			int *n = b ? realloc(places.body_n, (size_t)cap * sizeof(int)) : NULL;
-			if (n)
-				places.body_n = n;
-			if (!n) {
-				rc = atlas_error_set(w->err, ATLAS_ENOMEM, "out of memory");
-				break;
-			}
-			places.cap = cap;
+		if (places_reserve(&places, p->nsecs)) {
+			rc = atlas_error_set(w->err, ATLAS_ENOMEM, "out of memory");
+			break;
 		}
 		strbuf_reset(&kw);
 		strbuf_reset(&heads);
@@ -424,39 +482,10 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		strbuf_reset(&defs);
 		join_strings(&defs, p->defs, p->ndefs, "\n");
 		topics_json(&tj, p);
-		/* appended, not printed: a printf of the body measured its length once more first */
-		for (int s = 0; s < p->nsecs; s++) {
-			const section *x = &p->secs[s];
-			places.heads_at[s] = (int)heads.len;
-			if (s) {
-				strbuf_puts(&heads, x->heading);
-				strbuf_putc(&heads, '\n');
-			}
-			const char *b = x->body;
-			if (s == 0)
-				b += p->lead_len <= x->body_len ? p->lead_len : x->body_len;
-			places.body_at[s] = (int)body.len;
-			strbuf_puts(&body, b);
-			places.body_n[s] = (int)body.len - places.body_at[s];
-			strbuf_putc(&body, '\n');
-		}
+		join_sections(p, &heads, &body, &places);
 		stats->pages[p->type]++;
 		stats->sections += p->nsecs;
-		sqlite3_bind_int(doc, 1, id);
-		sqlite3_bind_text(doc, 2, p->path, -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 3, atlas_page_type_names[p->type], -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 4, p->title, -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 5, p->description, -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 6, strbuf_str(&kw), -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 7, strbuf_str(&tj), -1, SQLITE_STATIC);
-		sqlite3_bind_double(doc, 8, p->priority);
-		sqlite3_bind_text(doc, 9, p->lastmod ? p->lastmod : "", -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 10, p->image ? p->image : "", -1, SQLITE_STATIC);
-		sqlite3_bind_int(doc, 11, p->words);
-		sqlite3_bind_int(doc, 12, sec_id);
-		sqlite3_bind_int(doc, 13, sec_id + p->nsecs - 1);
-		sqlite3_bind_text(doc, 14, p->file, -1, SQLITE_STATIC);
-		rc = step_reset(w, doc, "insert document");
+		rc = insert_doc(w, doc, id, p, strbuf_str(&kw), strbuf_str(&tj), sec_id);
 		/* the full-text row first: its analysis counts the sections' tokens */
 		if (!rc) {
 			tap_row(&tap, p->title, strbuf_str(&heads), p->description, strbuf_str(&body), body.len,

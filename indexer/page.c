@@ -232,6 +232,24 @@ static void parse_guide_sections(page *p, cJSON *fm, diag_list *d)
 	}
 }
 
+/* Returns where the front matter of data[0..n) ends, just after the '}' of the first line holding
+ * only '}' (trailing blanks allowed), or 0 when no line does. */
+static size_t front_matter_end(const char *data, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && data[j] != '\n')
+			j++;
+		size_t k = j;
+		while (k > i && (data[k - 1] == '\r' || data[k - 1] == ' ' || data[k - 1] == '\t'))
+			k--;
+		if (k == i + 1 && data[i] == '}')
+			return i + 1;
+		i = j + 1;
+	}
+	return 0;
+}
+
 int page_parse(page *p, const char *file, const char *data, size_t n, enum atlas_page_type type,
 	       diag_list *d)
 {
@@ -251,21 +269,7 @@ int page_parse(page *p, const char *file, const char *data, size_t n, enum atlas
 		diag_add(d, file, 1, DIAG_ERROR, "front matter must start with '{' on the first line");
 		goto fail;
 	}
-	/* the object ends on a line holding only '}' */
-	size_t end = 0;
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j < n && data[j] != '\n')
-			j++;
-		size_t k = j;
-		while (k > i && (data[k - 1] == '\r' || data[k - 1] == ' ' || data[k - 1] == '\t'))
-			k--;
-		if (k == i + 1 && data[i] == '}') {
-			end = i + 1;
-			break;
-		}
-		i = j + 1;
-	}
+	size_t end = front_matter_end(data, n);
 	if (!end) {
 		diag_add(d, file, 1, DIAG_ERROR, "front matter never ends: no line holding only '}'");
 		goto fail;

@@ -91,9 +91,19 @@ static void print_plain(const char *html, FILE *f)
 
 static int run_stats(atlas_engine *e, bool json)
 {
-	static const char *keys[] = { "pages", "pages_explainer", "pages_guide", "pages_topic", "pages_page",
-				      "sections", "links", "guide_steps", "terms", "build_id", "built_at",
-				      "corpus_digest", "schema_version" };
+	const char *keys[] = { ATLAS_META_PAGES,
+			       atlas_meta_pages_of_type[ATLAS_TYPE_EXPLAINER],
+			       atlas_meta_pages_of_type[ATLAS_TYPE_GUIDE],
+			       atlas_meta_pages_of_type[ATLAS_TYPE_TOPIC],
+			       atlas_meta_pages_of_type[ATLAS_TYPE_PAGE],
+			       ATLAS_META_SECTIONS,
+			       ATLAS_META_LINKS,
+			       ATLAS_META_GUIDE_STEPS,
+			       ATLAS_META_TERMS,
+			       ATLAS_META_BUILD_ID,
+			       ATLAS_META_BUILT_AT,
+			       ATLAS_META_CORPUS_DIGEST,
+			       ATLAS_META_SCHEMA_VERSION };
 	if (json)
 		printf("{");
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
@@ -276,8 +286,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "atlas-query: nothing to do: give a QUERY, --next, --suggest or --stats\n%s", usage);
 		return 2;
 	}
-	if (sp.type && strcmp(sp.type, "explainer") && strcmp(sp.type, "guide") && strcmp(sp.type, "topic") &&
-	    strcmp(sp.type, "page")) {
+	if (sp.type && atlas_page_type_of(sp.type) == ATLAS_TYPE_OTHER) {
 		fprintf(stderr, "atlas-query: --type must be explainer, guide, topic or page\n");
 		return 2;
 	}

@@ -36,7 +36,8 @@ static char *dup_col(atlas_engine *e, sqlite3_stmt *st, int i)
 	return atlas_arena_strndup(&e->strings, s ? s : "", s ? (size_t)sqlite3_column_bytes(st, i) : 0);
 }
 
-const char *const atlas_type_names[ATLAS_TYPE_OTHER] = { "explainer", "guide", "topic", "page" };
+const char *const atlas_type_names[ATLAS_TYPE_OTHER] = { ATLAS_TYPE_NAME_EXPLAINER, ATLAS_TYPE_NAME_GUIDE,
+							  ATLAS_TYPE_NAME_TOPIC, ATLAS_TYPE_NAME_PAGE };
 
 unsigned long long atlas_word_sig(const char *norm)
 {
@@ -161,7 +162,8 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(e->db,
-			       "SELECT id, path, (SELECT value FROM meta WHERE key = 'site_url') || path, title,"
+			       "SELECT id, path,"
+			       " (SELECT value FROM " ATLAS_META_TABLE " WHERE key = '" ATLAS_META_SITE_URL "') || path, title,"
 			       " type, description, topics, priority,"
 			       " first_section, last_section, keywords, lastmod, image, words,"
 			       " (SELECT count(*) FROM links WHERE src = docs.id) FROM docs ORDER BY id",
@@ -223,10 +225,7 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		d->title_sig = atlas_word_sig(d->title_norm);
 		d->keywords_sig = atlas_word_sig(d->keywords_norm);
 		d->path_sig = atlas_word_sig(d->path_norm);
-		d->type_id = ATLAS_TYPE_OTHER;
-		for (int k = 0; d->type && k < ATLAS_TYPE_OTHER; k++)
-			if (strcmp(d->type, atlas_type_names[k]) == 0)
-				d->type_id = k;
+		d->type_id = atlas_page_type_of(d->type);
 		if (!d->path || !d->url || !d->title || !d->type || !d->description || !d->lastmod || !d->image || !topics_ok ||
 		    !d->title_norm || !d->title_words || !d->keywords_norm || !d->path_norm ||
 		    !strmap_put(&e->path_index, d->path, strlen(d->path), e->ndocs, NULL))
@@ -408,7 +407,7 @@ int engine_section_row(atlas_engine *e, int sec, int need, section_text *out)
 static int load_section_texts(atlas_engine *e, const char *path, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	const char *bytes = atlas_engine_meta(e, "section_text_bytes");
+	const char *bytes = atlas_engine_meta(e, ATLAS_META_SECTION_TEXT_BYTES);
 	if (!e->in_memory || e->nsections == 0 || !bytes || atoll(bytes) > SECTION_TEXTS_MAX)
 		return 0;
 	section_text *t = atlas_arena_alloc(&e->strings, (size_t)e->nsections * sizeof(*t));

@@ -540,7 +540,7 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 		char gp[512];
 		snprintf(gp, sizeof(gp), "%s%s", p->guide[0] == '/' ? "" : "/", p->guide);
 		guide = atlas_engine_find(e, gp);
-		if (guide < 0 || strcmp(ns->docs[guide].type, "guide") != 0)
+		if (guide < 0 || ns->docs[guide].type_id != ATLAS_TYPE_GUIDE)
 			return atlas_error_set(err, ATLAS_ENOTFOUND, "no guide '%s'", p->guide);
 	}
 	int limit = p->limit > 0 ? p->limit : 5;
@@ -582,12 +582,12 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 		nx *c = &all[i];
 		for (int k = 0; k < nseen; k++)
 			c->excluded |= seen[k] == c->doc;
-		const char *type = ns->docs[c->doc].type;
-		if (strcmp(type, "page") == 0)
+		int type = ns->docs[c->doc].type_id;
+		if (type == ATLAS_TYPE_PAGE)
 			c->excluded = true;
-		else if (strcmp(type, "topic") == 0)
+		else if (type == ATLAS_TYPE_TOPIC)
 			c->score *= NEXT_TYPE_TOPIC;
-		else if (strcmp(type, "guide") == 0)
+		else if (type == ATLAS_TYPE_GUIDE)
 			c->score *= NEXT_TYPE_GUIDE;
 	}
 	/* greedy selection with a penalty for repeating a topic already chosen */

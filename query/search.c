@@ -119,8 +119,7 @@ static int check_params(const atlas_search_params *p, const atlas_search_more *m
 		return atlas_error_set(err, ATLAS_EINVAL, "limit must be from 1 to %d", ATLAS_LIMIT_MAX);
 	if (p->offset < 0 || p->offset > ATLAS_OFFSET_MAX)
 		return atlas_error_set(err, ATLAS_EINVAL, "offset must be from 0 to %d", ATLAS_OFFSET_MAX);
-	if (p->type && strcmp(p->type, "explainer") && strcmp(p->type, "guide") &&
-	    strcmp(p->type, "topic") && strcmp(p->type, "page"))
+	if (p->type && atlas_page_type_of(p->type) == ATLAS_TYPE_OTHER)
 		return atlas_error_set(err, ATLAS_EINVAL, "type must be explainer, guide, topic or page");
 	if (m->sort != ATLAS_SORT_RELEVANCE && m->sort != ATLAS_SORT_LASTMOD)
 		return atlas_error_set(err, ATLAS_EINVAL, "sort must be relevance or lastmod");

@@ -135,7 +135,7 @@ static int title_pages(atlas_engine *e, const char *before, const char *word, at
 			continue;
 		/* earlier in the title and shorter titles first; explainers and guides over the rest */
 		double score = 10.0 - (double)(at - t) / 20.0 - (double)strlen(t) / 200.0 + doc->priority;
-		if (strcmp(doc->type, "page") == 0)
+		if (doc->type_id == ATLAS_TYPE_PAGE)
 			score -= 2;
 		atlas_suggestion s = { .doc = d, .text = "", .pages = 0, .score = score };
 		if (npages < max) {

@@ -176,24 +176,32 @@ static bool word_byte(unsigned char c)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
 }
 
+/* Where the last word of prefix (qlen bytes) is, as typed: prefix[*start..*end), then what follows
+ * it (a closing quote, spaces) up to *tail, where the spaces at the end start. Returns false when
+ * prefix holds no word. */
+static bool last_word(const char *prefix, size_t qlen, size_t *start, size_t *end, size_t *tail)
+{
+	*end = qlen;
+	while (*end > 0 && !word_byte((unsigned char)prefix[*end - 1]))
+		(*end)--;
+	*start = *end;
+	while (*start > 0 && word_byte((unsigned char)prefix[*start - 1]))
+		(*start)--;
+	*tail = qlen;
+	while (*tail > *end && prefix[*tail - 1] == ' ')
+		(*tail)--;
+	return *start < *end;
+}
+
 int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *prefix)
 {
 	if (max <= 0 || !prefix)
 		return 0;
 	if (max > ATLAS_SUGGEST_MAX)
 		max = ATLAS_SUGGEST_MAX;
-	/* the last word as typed: q[start..end), then what follows it (a closing quote, spaces) */
-	size_t qlen = strlen(prefix), end = qlen;
-	while (end > 0 && !word_byte((unsigned char)prefix[end - 1]))
-		end--;
-	size_t start = end;
-	while (start > 0 && word_byte((unsigned char)prefix[start - 1]))
-		start--;
-	if (start == end)
+	size_t qlen = strlen(prefix), start, end, tail;
+	if (!last_word(prefix, qlen, &start, &end, &tail))
 		return 0;
-	size_t tail = qlen; /* what follows the word, up to the spaces at the end */
-	while (tail > end && prefix[tail - 1] == ' ')
-		tail--;
 	bool typing = end == qlen || prefix[qlen - 1] != ' '; /* no space after it: still typing */
 	strbuf before = STRBUF_INIT, lastw = STRBUF_INIT, raw = STRBUF_INIT;
 	strbuf_append(&raw, prefix, start);

@@ -1,6 +1,7 @@
 /* analyzer.c - the "atlas" FTS5 tokenizer: unicode61 word splitting, identifier compounds, Snowball
  * English stemming. One libstemmer object per analyzer instance, since they are not thread-safe. */
 #include "analyzer.h"
+#include "grow.h"
 
 #include <ctype.h>
 #include <libstemmer.h>
@@ -247,14 +248,8 @@ static int stem_uncached(atlas_analyzer *a, const char *word, int n, char *out, 
 /* Appends one raw token. Returns SQLITE_OK or SQLITE_NOMEM. */
 static int push_token(atlas_analyzer *a, const char *tok, int ntok, int start, int end, int shape)
 {
-	if (a->ntoks == a->captoks) {
-		int cap = a->captoks ? a->captoks * 2 : 256;
-		raw_token *t = realloc(a->toks, (size_t)cap * sizeof(*t));
-		if (!t)
-			return SQLITE_NOMEM;
-		a->toks = t;
-		a->captoks = cap;
-	}
+	if (atlas_grow(&a->toks, &a->captoks, a->ntoks, sizeof(*a->toks), 256))
+		return SQLITE_NOMEM;
 	if (a->narena + ntok > a->caparena) {
 		int cap = a->caparena ? a->caparena : 4096;
 		while (cap < a->narena + ntok)
@@ -291,14 +286,8 @@ static int is_joiner(const char *text, int from, int to)
 
 static int push_part(atlas_analyzer *a, int *np, part p)
 {
-	if (*np == a->capparts) {
-		int cap = a->capparts ? a->capparts * 2 : 64;
-		part *q = realloc(a->parts, (size_t)cap * sizeof(*q));
-		if (!q)
-			return SQLITE_NOMEM;
-		a->parts = q;
-		a->capparts = cap;
-	}
+	if (atlas_grow(&a->parts, &a->capparts, *np, sizeof(*a->parts), 64))
+		return SQLITE_NOMEM;
 	a->parts[(*np)++] = p;
 	return SQLITE_OK;
 }

@@ -1,5 +1,6 @@
 /* spans.c - the byte ranges of a text's positions, from the analyzer's aux mode. */
 #include "spans.h"
+#include "grow.h"
 
 #include <stdlib.h>
 
@@ -21,14 +22,8 @@ static int add_token(void *ctx, int tflags, const char *tok, int ntok, int start
 		return SQLITE_OK;
 	if (c->max >= 0 && l->count >= c->max)
 		return SPANS_FULL;
-	if (l->count == l->cap) {
-		int cap = l->cap ? l->cap * 2 : 256;
-		atlas_span *sp = realloc(l->sp, (size_t)cap * sizeof(*sp));
-		if (!sp)
-			return SQLITE_NOMEM;
-		l->sp = sp;
-		l->cap = cap;
-	}
+	if (atlas_grow(&l->sp, &l->cap, l->count, sizeof(*l->sp), 256))
+		return SQLITE_NOMEM;
 	l->sp[l->count++] = (atlas_span){c->base + start, c->base + end};
 	return SQLITE_OK;
 }

@@ -25,6 +25,7 @@
 #include "signals.h"
 #include "spans.h"
 #include "strmap.h"
+#include "grow.h"
 
 
 /**************************************************************************************************
@@ -198,15 +199,9 @@ static int tap_token(void *ctx, int tflags, const char *tok, int n, int start, i
 	(void)n;
 	if (!c->seen)
 		return SQLITE_OK;
-	if (c->count == c->cap) {
-		int cap = c->cap ? c->cap * 2 : 1024;
-		atlas_span *sp = realloc(c->sp, (size_t)cap * sizeof(*sp));
-		if (!sp) {
-			c->seen = false; /* its sections analyzed on their own */
-			return SQLITE_OK;
-		}
-		c->sp = sp;
-		c->cap = cap;
+	if (atlas_grow(&c->sp, &c->cap, c->count, sizeof(*c->sp), 1024)) {
+		c->seen = false; /* its sections analyzed on their own */
+		return SQLITE_OK;
 	}
 	c->sp[c->count++] = (atlas_span){ start, end };
 	return SQLITE_OK;
@@ -381,16 +376,9 @@ static int places_reserve(section_places *places, int nsecs)
 	if (nsecs <= places->cap)
 		return 0;
 	int cap = nsecs * 2;
-	int *h = realloc(places->heads_at, (size_t)cap * sizeof(int));
-	if (h)
-		places->heads_at = h;
-	int *b = h ? realloc(places->body_at, (size_t)cap * sizeof(int)) : NULL;
-	if (b)
-		places->body_at = b;
-	int *n = b ? realloc(places->body_n, (size_t)cap * sizeof(int)) : NULL;
-	if (n)
-		places->body_n = n;
-	if (!n)
+	if (atlas_resize(&places->heads_at, (size_t)cap, sizeof(int)) ||
+	    atlas_resize(&places->body_at, (size_t)cap, sizeof(int)) ||
+	    atlas_resize(&places->body_n, (size_t)cap, sizeof(int)))
 		return -1;
 	places->cap = cap;
 	return 0;

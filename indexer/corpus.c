@@ -2,6 +2,7 @@
  * its pages' registry, and the section bodies shared with the build's readers. Every problem is
  * reported as file:line. */
 #include "corpus_internal.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -83,14 +84,8 @@ void corpus_digest_page_file(corpus *c, unsigned long long file_digest, size_t b
 
 page *corpus_add_page(corpus *c)
 {
-	if (c->npages == c->cappages) {
-		int cap = c->cappages ? c->cappages * 2 : 256;
-		page *pg = realloc(c->pages, (size_t)cap * sizeof(*pg));
-		if (!pg)
-			return NULL;
-		c->pages = pg;
-		c->cappages = cap;
-	}
+	if (atlas_grow(&c->pages, &c->cappages, c->npages, sizeof(*c->pages), 256))
+		return NULL;
 	return &c->pages[c->npages];
 }
 

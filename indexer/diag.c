@@ -1,5 +1,6 @@
 /* diag.c - the corpus's diagnostics: a list of file:line problems, and the lines they are at. */
 #include "corpus_internal.h"
+#include "grow.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,14 +13,8 @@ void diag_add(diag_list *d, const char *file, int line, enum diag_severity sev, 
 		d->errors++;
 	else
 		d->warnings++;
-	if (d->n == d->cap) {
-		int cap = d->cap ? d->cap * 2 : 32;
-		diag *items = realloc(d->items, (size_t)cap * sizeof(*items));
-		if (!items)
-			return;
-		d->items = items;
-		d->cap = cap;
-	}
+	if (atlas_grow(&d->items, &d->cap, d->n, sizeof(*d->items), 32))
+		return;
 	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);

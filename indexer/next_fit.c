@@ -1,6 +1,7 @@
 /* next_fit.c - the read-next blend's weights fitted on the site's guides: coordinate ascent on the
  * mean reciprocal rank of each guide step's next step, that guide's own rows left out. */
 #include "next_fit.h"
+#include "grow.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -54,16 +55,11 @@ struct next_fit {
  * NULL when out of memory. */
 static void *grow(void *a, int *n, int *cap, size_t sz)
 {
-	void **p = a;
-	if (*n == *cap) {
-		int c = *cap ? *cap * 2 : 1024;
-		void *more = realloc(*p, (size_t)c * sz);
-		if (!more)
-			return NULL;
-		*p = more;
-		*cap = c;
-	}
-	return (char *)*p + (size_t)(*n)++ * sz;
+	if (atlas_grow(a, cap, *n, sz, 1024))
+		return NULL;
+	char *p;
+	memcpy(&p, a, sizeof(p));
+	return p + (size_t)(*n)++ * sz;
 }
 
 next_fit *next_fit_new(const corpus *c, const int *id_of)

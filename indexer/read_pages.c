@@ -1,6 +1,7 @@
 /* read_pages.c - reading a folder of page files on every core: batches read ahead, parsed on all
  * threads, registered in name order so that nothing depends on the threads. */
 #include "corpus_internal.h"
+#include "grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -165,13 +166,8 @@ void corpus_load_pages(corpus *c, const char *sub, enum atlas_page_type type, di
 		size_t len = strlen(de->d_name);
 		if (len < 4 || strcmp(de->d_name + len - 3, ".md") != 0 || de->d_name[0] == '.')
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			char **nn = realloc(names, (size_t)cap * sizeof(char *));
-			if (!nn)
-				break;
-			names = nn;
-		}
+		if (atlas_grow(&names, &cap, n, sizeof(*names), 256))
+			break;
 		if ((names[n] = strdup(de->d_name)))
 			n++;
 	}

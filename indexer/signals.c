@@ -15,6 +15,7 @@
 
 #include "analyzer.h"
 #include "fields_index.h"
+#include "grow.h"
 #include "next_fit.h"
 #include "schema.h"
 #include "stopwords.h"
@@ -443,17 +444,9 @@ static void ppr_row(ppr_job *j, int src, int dst, float w)
 	if (j->rc)
 		return;
 	if (j->n == j->cap) {
-		int cap = j->cap ? j->cap * 2 : 65536;
-		int *s = realloc(j->src, (size_t)cap * sizeof(int));
-		if (s)
-			j->src = s;
-		int *d = s ? realloc(j->dst, (size_t)cap * sizeof(int)) : NULL;
-		if (d)
-			j->dst = d;
-		float *w2 = d ? realloc(j->w, (size_t)cap * sizeof(float)) : NULL;
-		if (w2)
-			j->w = w2;
-		if (!w2) {
+		int cap = atlas_grown_cap(j->cap, 65536);
+		if (cap < 0 || atlas_resize(&j->src, (size_t)cap, sizeof(*j->src)) ||
+		    atlas_resize(&j->dst, (size_t)cap, sizeof(*j->dst)) || atlas_resize(&j->w, (size_t)cap, sizeof(*j->w))) {
 			j->rc = ATLAS_ENOMEM;
 			return;
 		}

@@ -14,6 +14,7 @@
 #include "strmap.h"
 #include "topk.h"
 #include "varint.h"
+#include "grow.h"
 
 #define SIMILAR_MAX 12        /* similar pages kept per page */
 #define MLT_TERMS 30          /* terms of each page's vector used to find similar pages */
@@ -58,17 +59,10 @@ static int vocab_add(vec_ctx *v, const char *tok, int n)
 	}
 	if (added) {
 		if (v->nvocab == v->capvocab) {
-			int cap = v->capvocab ? v->capvocab * 2 : 8192;
-			int *df = realloc(v->vdf, (size_t)cap * sizeof(int));
-			if (df)
-				v->vdf = df;
-			int *cf = realloc(v->vcf, (size_t)cap * sizeof(int));
-			if (cf)
-				v->vcf = cf;
-			int *last = realloc(v->vlast, (size_t)cap * sizeof(int));
-			if (last)
-				v->vlast = last;
-			if (!df || !cf || !last) {
+			int cap = atlas_grown_cap(v->capvocab, 8192);
+			if (cap < 0 || atlas_resize(&v->vdf, (size_t)cap, sizeof(*v->vdf)) ||
+			    atlas_resize(&v->vcf, (size_t)cap, sizeof(*v->vcf)) ||
+			    atlas_resize(&v->vlast, (size_t)cap, sizeof(*v->vlast))) {
 				v->oom = 1;
 				return -1;
 			}
@@ -137,17 +131,10 @@ static int vec_token(void *ctx, int tflags, const char *tok, int n, int start, i
 	}
 	if (added) {
 		if (v->nterms == v->capterms) {
-			int cap = v->capterms ? v->capterms * 2 : 8192;
-			int *df = realloc(v->df, (size_t)cap * sizeof(int));
-			if (df)
-				v->df = df;
-			float *acc = df ? realloc(v->acc, (size_t)cap * sizeof(float)) : NULL;
-			if (acc)
-				v->acc = acc;
-			int *bs = acc ? realloc(v->best_surface, (size_t)cap * sizeof(int)) : NULL;
-			if (bs)
-				v->best_surface = bs;
-			if (!df || !acc || !bs) {
+			int cap = atlas_grown_cap(v->capterms, 8192);
+			if (cap < 0 || atlas_resize(&v->df, (size_t)cap, sizeof(*v->df)) ||
+			    atlas_resize(&v->acc, (size_t)cap, sizeof(*v->acc)) ||
+			    atlas_resize(&v->best_surface, (size_t)cap, sizeof(*v->best_surface))) {
 				v->oom = 1;
 				return 1;
 			}
@@ -159,15 +146,9 @@ static int vec_token(void *ctx, int tflags, const char *tok, int n, int start, i
 		v->nterms++;
 	}
 	if (v->acc[*id] == 0) {
-		if (v->ntouched == v->captouched) {
-			int cap = v->captouched ? v->captouched * 2 : 1024;
-			int *t = realloc(v->touched, (size_t)cap * sizeof(int));
-			if (!t) {
-				v->oom = 1;
-				return 1;
-			}
-			v->touched = t;
-			v->captouched = cap;
+		if (atlas_grow(&v->touched, &v->captouched, v->ntouched, sizeof(*v->touched), 1024)) {
+			v->oom = 1;
+			return 1;
 		}
 		v->touched[v->ntouched++] = *id;
 	}

@@ -2,6 +2,7 @@
  * sitemap.xml (expat). */
 #include "corpus_internal.h"
 #include "utf8.h"
+#include "grow.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -64,14 +65,8 @@ static void load_topic_nodes(corpus *c, cJSON *arr, const char *parent, const ch
 			diag_add(d, file, line, DIAG_ERROR, "duplicate topic '%s'", pp);
 			continue;
 		}
-		if (c->ntopics == c->captopics) {
-			int cap = c->captopics ? c->captopics * 2 : 64;
-			topic *t = realloc(c->topics, (size_t)cap * sizeof(*t));
-			if (!t)
-				return;
-			c->topics = t;
-			c->captopics = cap;
-		}
+		if (atlas_grow(&c->topics, &c->captopics, c->ntopics, sizeof(*c->topics), 64))
+			return;
 		topic *t = &c->topics[c->ntopics++];
 		t->path = strdup(pp);
 		t->parent = parent ? strdup(parent) : NULL;
@@ -222,14 +217,8 @@ static void XMLCALL sm_end(void *ud, const XML_Char *name)
 	if (strcmp(ln, "url") == 0) {
 		corpus *c = st->c;
 		st->in_url = 0;
-		if (c->nsitemap == c->capsitemap) {
-			int cap = c->capsitemap ? c->capsitemap * 2 : 256;
-			sitemap_entry *e = realloc(c->sitemap, (size_t)cap * sizeof(*e));
-			if (!e)
-				return;
-			c->sitemap = e;
-			c->capsitemap = cap;
-		}
+		if (atlas_grow(&c->sitemap, &c->capsitemap, c->nsitemap, sizeof(*c->sitemap), 256))
+			return;
 		c->sitemap[c->nsitemap++] = st->cur;
 		memset(&st->cur, 0, sizeof(st->cur));
 	}

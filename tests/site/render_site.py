@@ -20,7 +20,7 @@ import shutil
 
 SITE = 'https://explainers.rudrite.com'
 SUFFIX = ' — Rudrite Explainers'
-MD_FLAGS = 0x0100 | 0x0200 | 0x0020 | 0x0040  # tables, strikethrough, no raw HTML (as corpus.c)
+MD_FLAGS = 0x0100 | 0x0200 | 0x0020 | 0x0040  # tables, strikethrough, no raw HTML (as markdown.c)
 
 _md = ctypes.CDLL(ctypes.util.find_library('md4c-html') or 'libmd4c-html.so.0')
 _OUT = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_uint, ctypes.c_void_p)
@@ -115,7 +115,7 @@ def render(corpus, out):
         if kind == 'pages':
             types[file_of(path)] = 'page'
     parent_of = {p: par for p, par, _, _ in topics}
-    # topic pages, as corpus.c makes them: subtopics, then the explainers in it or below it
+    # topic pages, as corpus_checks.c makes them: subtopics, then the explainers in it or below it
     for path, parent, title, desc in topics:
         chain, at = [], path
         while at:

@@ -1,0 +1,564 @@
+/* html_content.c - an HTML page's content root: its sections, links and definitions, and the page
+ * read whole (html_read). */
+#include "html_internal.h"
+#include "utf8.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <gumbo.h>
+#include <iconv.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/**************************************************************************************************
+** The content root: sections, links, definitions.
+*/
+
+typedef struct wrapper {
+	const char *id;
+	bool headed;        /* a heading was seen inside it */
+} wrapper;
+
+typedef struct body_state {
+	html_page *p;
+	const html_opts *o;
+	const strmap *frag_refs;
+	strbuf text;
+	size_t sec_start;   /* where the current section's body starts in text */
+	int cap_secs;
+	bool seen_heading;  /* a heading was seen (the first may be the page's title) */
+	int pre;            /* depth inside <pre> */
+	wrapper *wrappers;
+	int nwrappers, capwrappers;
+	int title_level;    /* level of the page's title heading while no text has followed it, or 0 */
+	bool oom;
+} body_state;
+
+static void body_node(body_state *st, const GumboNode *node);
+
+static bool removed(const body_state *st, const GumboElement *el)
+{
+	switch (el->tag) {
+	case GUMBO_TAG_NAV:
+	case GUMBO_TAG_HEADER:
+	case GUMBO_TAG_FOOTER:
+	case GUMBO_TAG_ASIDE:
+	case GUMBO_TAG_SCRIPT:
+	case GUMBO_TAG_STYLE:
+	case GUMBO_TAG_TEMPLATE:
+	case GUMBO_TAG_NOSCRIPT:
+	case GUMBO_TAG_HEAD:
+		return true;
+	default:
+		break;
+	}
+	if (attr(el, "hidden") || attr(el, "data-atlas-ignore"))
+		return true;
+	return sel_match(st->o->ignore, el);
+}
+
+static bool is_block(GumboTag t)
+{
+	switch (t) {
+	case GUMBO_TAG_P: case GUMBO_TAG_DIV: case GUMBO_TAG_LI: case GUMBO_TAG_UL: case GUMBO_TAG_OL:
+	case GUMBO_TAG_DL: case GUMBO_TAG_DT: case GUMBO_TAG_DD: case GUMBO_TAG_TABLE: case GUMBO_TAG_TR:
+	case GUMBO_TAG_PRE: case GUMBO_TAG_BLOCKQUOTE: case GUMBO_TAG_SECTION: case GUMBO_TAG_ARTICLE:
+	case GUMBO_TAG_MAIN: case GUMBO_TAG_FIGURE: case GUMBO_TAG_FIGCAPTION: case GUMBO_TAG_H1:
+	case GUMBO_TAG_H2: case GUMBO_TAG_H3: case GUMBO_TAG_H4: case GUMBO_TAG_H5: case GUMBO_TAG_H6:
+	case GUMBO_TAG_BR: case GUMBO_TAG_HR: case GUMBO_TAG_CAPTION: case GUMBO_TAG_DETAILS:
+	case GUMBO_TAG_SUMMARY: case GUMBO_TAG_ADDRESS: case GUMBO_TAG_FORM: case GUMBO_TAG_FIELDSET:
+	case GUMBO_TAG_BODY:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Ends the line of the current section's body, unless it is empty or already ended. */
+static void break_line(body_state *st)
+{
+	strbuf *t = &st->text;
+	while (t->len > st->sec_start && t->buf[t->len - 1] == ' ')
+		t->buf[--t->len] = '\0';
+	if (t->len > st->sec_start && t->buf[t->len - 1] != '\n')
+		strbuf_putc(t, '\n');
+}
+
+static void body_text(body_state *st, const char *s)
+{
+	strbuf *t = &st->text;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '\r')
+			continue;
+		if (c == 0xc2 && (unsigned char)s[1] == 0xa0) { /* no-break space: a space */
+			s++;
+			c = ' ';
+		}
+		if (!st->pre && (c == ' ' || c == '\t' || c == '\n' || c == '\f')) {
+			if (t->len > st->sec_start && t->buf[t->len - 1] != ' ' && t->buf[t->len - 1] != '\n')
+				strbuf_putc(t, ' ');
+			continue;
+		}
+		strbuf_putc(t, (char)c);
+		st->title_level = 0;
+	}
+}
+
+/* Ends the current section's body: trimmed, NUL-terminated. */
+static void close_section(body_state *st)
+{
+	break_line(st);
+	strbuf *t = &st->text;
+	while (t->len > st->sec_start && (t->buf[t->len - 1] == '\n' || t->buf[t->len - 1] == ' '))
+		t->len--;
+	strbuf_putc(t, '\0');
+	st->sec_start = t->len;
+}
+
+/* Starts a section whose body follows in the text; takes heading and anchor (freed on failure). */
+static void open_section(body_state *st, int level, char *heading, char *anchor, int line)
+{
+	html_page *p = st->p;
+	if (p->nsecs == st->cap_secs) {
+		int cap = st->cap_secs ? st->cap_secs * 2 : 16;
+		html_sec *s = realloc(p->secs, (size_t)cap * sizeof(*s));
+		if (!s) {
+			st->oom = true;
+			free(heading);
+			free(anchor);
+			return;
+		}
+		p->secs = s;
+		st->cap_secs = cap;
+	}
+	st->sec_start = st->text.len;
+	p->secs[p->nsecs++] = (html_sec){ level, heading, anchor, line, st->text.len };
+}
+
+static void new_section(body_state *st, int level, char *heading, char *anchor, int line)
+{
+	close_section(st);
+	open_section(st, level, heading, anchor, line);
+}
+
+/* The first id among the heading's own, the innermost enclosing element's that holds no earlier
+ * heading, and a named anchor or permalink inside it that the page links to; else the first of
+ * them that exists; else NULL. */
+static char *pick_anchor(body_state *st, const GumboElement *h)
+{
+	const char *cand[8];
+	int n = 0;
+	const char *own = attr(h, "id");
+	if (own && *own)
+		cand[n++] = own;
+	for (int i = st->nwrappers - 1; i >= 0; i--)
+		if (!st->wrappers[i].headed) {
+			cand[n++] = st->wrappers[i].id;
+			break;
+		}
+	/* named anchors and permalinks inside the heading (DocBook: <h2><a id="x"></a>Title</h2>) */
+	const GumboVector *kids = &h->children;
+	for (unsigned i = 0; i < kids->length && n < 8; i++) {
+		const GumboNode *k = kids->data[i];
+		if (k->type != GUMBO_NODE_ELEMENT || k->v.element.tag != GUMBO_TAG_A)
+			continue;
+		const char *id = attr(&k->v.element, "id");
+		if (!id)
+			id = attr(&k->v.element, "name");
+		if (id && *id && n < 8)
+			cand[n++] = id;
+		const char *href = attr(&k->v.element, "href");
+		if (href && href[0] == '#' && href[1] && n < 8)
+			cand[n++] = href + 1;
+	}
+	for (int i = 0; i < st->nwrappers; i++)
+		st->wrappers[i].headed = true;
+	for (int i = 0; i < n; i++)
+		if (strmap_get(st->frag_refs, cand[i]))
+			return strdup(cand[i]);
+	return n ? strdup(cand[0]) : NULL;
+}
+
+static int heading_level(GumboTag t)
+{
+	switch (t) {
+	case GUMBO_TAG_H1: return 1;
+	case GUMBO_TAG_H2: return 2;
+	case GUMBO_TAG_H3: return 3;
+	case GUMBO_TAG_H4: return 4;
+	case GUMBO_TAG_H5: return 5;
+	case GUMBO_TAG_H6: return 6;
+	default: return 0;
+	}
+}
+
+/* Whether heading text is the page's title: the same as the <title>, or its beginning (the rest
+ * being the site's name). */
+static bool is_title_text(const char *heading, const char *title)
+{
+	if (!heading || !title)
+		return false;
+	size_t n = strlen(heading);
+	return strncasecmp(heading, title, n) == 0 &&
+	       (title[n] == '\0' || !isalnum((unsigned char)title[n]));
+}
+
+/* Records the links inside a heading, which is read as a whole, not walked like the body. */
+static void heading_links(body_state *st, const GumboNode *node)
+{
+	if (node->type != GUMBO_NODE_ELEMENT)
+		return;
+	const GumboElement *el = &node->v.element;
+	const char *href = el->tag == GUMBO_TAG_A ? attr(el, "href") : NULL;
+	if (href && *href && href[0] != '#' &&
+	    add_ref(&st->p->links, &st->p->nlinks, href, text_of(node), (int)el->start_pos.line))
+		st->oom = true;
+	for (unsigned i = 0; i < el->children.length; i++)
+		heading_links(st, el->children.data[i]);
+}
+
+/* Whether the heading is the title of an admonition (DocBook's <div class="note"><h3>Note</h3>):
+ * the first element of an element classed note, warning, tip, caution, important, admonition or
+ * sidebar. */
+static bool admonition_title(const GumboNode *node)
+{
+	const GumboNode *par = node->parent;
+	if (!par || par->type != GUMBO_NODE_ELEMENT)
+		return false;
+	const char *cls = attr(&par->v.element, "class");
+	if (!cls || !(has_token(cls, "note") || has_token(cls, "warning") || has_token(cls, "tip") ||
+		      has_token(cls, "caution") || has_token(cls, "important") || has_token(cls, "admonition") ||
+		      has_token(cls, "sidebar")))
+		return false;
+	for (unsigned i = 0; i < node->index_within_parent; i++) {
+		const GumboNode *k = par->v.element.children.data[i];
+		if (k->type == GUMBO_NODE_ELEMENT || k->type == GUMBO_NODE_TEXT)
+			return false;
+	}
+	return true;
+}
+
+static void body_heading(body_state *st, const GumboNode *node, int level)
+{
+	const GumboElement *el = &node->v.element;
+	heading_links(st, node);
+	char *heading = text_of(node);
+	bool first = !st->seen_heading;
+	st->seen_heading = true;
+	if (first && st->p->nsecs == 1 && (level == 1 || is_title_text(heading, st->p->title))) {
+		/* the page's own title heading: the title, not a section */
+		for (int i = 0; i < st->nwrappers; i++)
+			st->wrappers[i].headed = true;
+		if (!st->p->h1)
+			st->p->h1 = heading;
+		else
+			free(heading);
+		st->title_level = level;
+		return;
+	}
+	/* a heading right below the title that skips a level is a byline or subtitle (DocBook's
+	 * corporate author h3 under the book's h1), not a section */
+	bool subtitle = st->title_level && level > st->title_level + 1;
+	if (level >= 5 || !heading || admonition_title(node) || subtitle) {
+		/* minor headings and an admonition's title ("Note") stay lines of their section */
+		break_line(st);
+		if (heading)
+			body_text(st, heading);
+		break_line(st);
+		free(heading);
+		return;
+	}
+	st->title_level = 0;
+	new_section(st, level == 1 ? 2 : level, heading, pick_anchor(st, el), (int)el->start_pos.line);
+}
+
+static void body_children(body_state *st, const GumboElement *el)
+{
+	for (unsigned i = 0; i < el->children.length; i++)
+		body_node(st, el->children.data[i]);
+}
+
+static void body_link(body_state *st, const GumboNode *node)
+{
+	const GumboElement *el = &node->v.element;
+	const char *href = attr(el, "href");
+	size_t start = st->text.len;
+	size_t sec = (size_t)st->p->nsecs;
+	body_children(st, el);
+	if (!href || !*href || href[0] == '#')
+		return;
+	char *text = NULL;
+	if ((size_t)st->p->nsecs == sec && st->text.len > start)
+		text = trimmed_dup(st->text.buf + start);
+	if (text)
+		st->p->link_text += strlen(text);
+	if (add_ref(&st->p->links, &st->p->nlinks, href, text, (int)el->start_pos.line))
+		st->oom = true;
+}
+
+static void body_node(body_state *st, const GumboNode *node)
+{
+	if (node->type == GUMBO_NODE_TEXT || node->type == GUMBO_NODE_WHITESPACE ||
+	    node->type == GUMBO_NODE_CDATA) {
+		body_text(st, node->v.text.text);
+		return;
+	}
+	if (node->type != GUMBO_NODE_ELEMENT && node->type != GUMBO_NODE_TEMPLATE)
+		return;
+	const GumboElement *el = &node->v.element;
+	if (removed(st, el) || is_permalink(el))
+		return;
+	int level = heading_level(el->tag);
+	if (level) {
+		body_heading(st, node, level);
+		return;
+	}
+	if (el->tag == GUMBO_TAG_A) {
+		body_link(st, node);
+		return;
+	}
+	if (el->tag == GUMBO_TAG_IMG) {
+		const char *alt = attr(el, "alt");
+		if (alt && *alt) {
+			body_text(st, " ");
+			body_text(st, alt);
+			body_text(st, " ");
+		}
+		return;
+	}
+	bool block = is_block(el->tag);
+	if (block)
+		break_line(st);
+	else if (el->tag == GUMBO_TAG_TD || el->tag == GUMBO_TAG_TH)
+		body_text(st, " ");
+	const char *id = attr(el, "id");
+	bool pushed = false;
+	if (id && *id) {
+		if (st->nwrappers == st->capwrappers) {
+			int cap = st->capwrappers ? st->capwrappers * 2 : 16;
+			wrapper *w = realloc(st->wrappers, (size_t)cap * sizeof(*w));
+			if (!w) {
+				st->oom = true;
+				return;
+			}
+			st->wrappers = w;
+			st->capwrappers = cap;
+		}
+		st->wrappers[st->nwrappers++] = (wrapper){ id, false };
+		pushed = true;
+	}
+	if (el->tag == GUMBO_TAG_DT && id && *id) {
+		char *def = text_of(node);
+		if (def && add_string(&st->p->defs, &st->p->ndefs, def))
+			st->oom = true;
+		free(def);
+	}
+	if (el->tag == GUMBO_TAG_P && !st->p->first_para) {
+		char *t = text_of(node);
+		if (t && strlen(t) >= 20 && strchr(t, ' '))
+			st->p->first_para = t;
+		else
+			free(t);
+	}
+	if (el->tag == GUMBO_TAG_PRE)
+		st->pre++;
+	body_children(st, el);
+	if (el->tag == GUMBO_TAG_PRE)
+		st->pre--;
+	if (pushed)
+		st->nwrappers--;
+	if (block || el->tag == GUMBO_TAG_BR)
+		break_line(st);
+}
+
+static int count_words(const char *s)
+{
+	int n = 0, in = 0;
+	for (; *s; s++) {
+		int w = (unsigned char)*s > ' ';
+		if (w && !in)
+			n++;
+		in = w;
+	}
+	return n;
+}
+
+/* The parse tree's memory: gumbo allocates for every node, attribute and piece of text, and
+ * freeing them one by one was a fifth of reading a page. They come from chunks that are let go
+ * together when the page is read; the first chunk is kept for the thread's next page. */
+typedef struct tree_chunk {
+	struct tree_chunk *next;
+	size_t size, used;
+	_Alignas(16) unsigned char data[];
+} tree_chunk;
+
+typedef struct tree_arena {
+	tree_chunk *head;
+	bool oom;
+} tree_arena;
+
+#define TREE_CHUNK (1u << 20)
+
+static _Thread_local tree_arena thread_arena;
+
+static void *tree_alloc(void *ud, size_t size)
+{
+	tree_arena *a = ud;
+	size = (size + 15) & ~(size_t)15;
+	tree_chunk *c = a->head;
+	if (!c || c->used + size > c->size) {
+		size_t cs = size > TREE_CHUNK / 4 ? size : TREE_CHUNK;
+		tree_chunk *nc = malloc(sizeof(*nc) + cs);
+		if (!nc) {
+			/* gumbo does not check: nothing sensible is left to do */
+			a->oom = true;
+			abort();
+		}
+		nc->size = cs;
+		nc->used = 0;
+		if (c && cs != TREE_CHUNK) {
+			/* a large block of its own, behind the chunk being filled */
+			nc->next = c->next;
+			c->next = nc;
+			nc->used = size;
+			return nc->data;
+		}
+		nc->next = c;
+		a->head = nc;
+		c = nc;
+	}
+	void *r = c->data + c->used;
+	c->used += size;
+	return r;
+}
+
+static void tree_free(void *ud, void *ptr)
+{
+	(void)ud;
+	(void)ptr;
+}
+
+/* Lets go of every chunk but the last one (the oldest, of TREE_CHUNK bytes), emptied. */
+static void tree_reset(tree_arena *a)
+{
+	tree_chunk *c = a->head;
+	while (c && c->next) {
+		tree_chunk *n = c->next;
+		free(c);
+		c = n;
+	}
+	if (c && c->size != TREE_CHUNK) {
+		free(c);
+		c = NULL;
+	}
+	if (c)
+		c->used = 0;
+	a->head = c;
+}
+
+void html_thread_done(void)
+{
+	tree_reset(&thread_arena);
+	free(thread_arena.head);
+	thread_arena.head = NULL;
+}
+
+int html_read(html_page *p, const char *data, size_t n, const html_opts *o)
+{
+	memset(p, 0, sizeof(*p));
+	GumboOptions go = kGumboDefaultOptions;
+	go.allocator = tree_alloc;
+	go.deallocator = tree_free;
+	go.userdata = &thread_arena;
+	go.max_errors = 0;
+	GumboOutput *out = gumbo_parse_with_options(&go, data, n);
+	if (!out) {
+		tree_reset(&thread_arena);
+		return -1;
+	}
+	head_state hs;
+	memset(&hs, 0, sizeof(hs));
+	hs.p = p;
+	hs.o = o;
+	read_head(&hs, out->root);
+	const GumboNode *root = hs.root_sel ? hs.root_sel : hs.marked ? hs.marked : hs.main ? hs.main
+			      : hs.role_main ? hs.role_main : hs.article ? hs.article : hs.body ? hs.body : out->root;
+	body_state bs;
+	memset(&bs, 0, sizeof(bs));
+	bs.p = p;
+	bs.o = o;
+	bs.frag_refs = &hs.frag_refs;
+	p->body_line = (int)root->v.element.start_pos.line;
+	open_section(&bs, 0, NULL, NULL, p->body_line);
+	if (!p->skip)
+		body_children(&bs, &root->v.element);
+	close_section(&bs);
+	free(bs.wrappers);
+	strmap_free(&hs.frag_refs);
+	tree_reset(&thread_arena); /* the whole tree at once, for gumbo_destroy_output */
+	bool oom = hs.oom || bs.oom || bs.text.oom;
+	p->text_len = bs.text.len ? bs.text.len - 1 : 0;
+	p->text = strbuf_detach(&bs.text);
+	if (!p->text)
+		oom = true;
+	if (oom) {
+		html_page_free(p);
+		return -1;
+	}
+	for (int i = 0; i < p->nsecs; i++)
+		p->words += (p->secs[i].heading ? count_words(p->secs[i].heading) : 0) +
+			    count_words(p->text + p->secs[i].body_off);
+	return 0;
+}
+
+static void free_refs(html_ref *r, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(r[i].href);
+		free(r[i].text);
+	}
+	free(r);
+}
+
+void html_page_free(html_page *p)
+{
+	if (!p)
+		return;
+	free(p->title);
+	free(p->og_title);
+	free(p->h1);
+	free(p->description);
+	free(p->first_para);
+	free(p->keywords);
+	free(p->image);
+	free(p->modified);
+	free(p->canonical);
+	free(p->next);
+	free(p->up);
+	free_refs(p->crumbs, p->ncrumbs);
+	free_refs(p->trail_ends, p->ntrail_ends);
+	for (int i = 0; i < p->nindex_refs; i++)
+		free(p->index_refs[i]);
+	free(p->index_refs);
+	free_refs(p->links, p->nlinks);
+	for (int i = 0; i < p->ndefs; i++)
+		free(p->defs[i]);
+	free(p->defs);
+	for (int i = 0; i < p->nsecs; i++) {
+		free(p->secs[i].heading);
+		free(p->secs[i].anchor);
+	}
+	free(p->secs);
+	free(p->text);
+	for (int i = 0; i < p->nguides; i++) {
+		free(p->guides[i].title);
+		free_refs(p->guides[i].steps, p->guides[i].nsteps);
+	}
+	free(p->guides);
+	memset(p, 0, sizeof(*p));
+}
+

@@ -1,0 +1,139 @@
+/* site_internal.h - what the files reading a built site share (site.c, site_config.c, site_pages.c,
+ * site_structure.c): the site being read, its files and configuration; nothing else includes it. */
+#ifndef ATLAS_SITE_INTERNAL_H
+#define ATLAS_SITE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "corpus.h"
+#include "html.h"
+#include "site.h"
+#include "strmap.h"
+
+#define SITE_THREADS_MAX 8
+#define SITE_TEXT_BATCH 256
+#define DESCRIPTION_MAX 300
+/* A page with at least this many links whose texts are at least half of its text is a listing
+ * (a book index, a list of every name): a site page, and its terms are not definitions. */
+#define LISTING_LINKS 50
+
+typedef struct type_rule {
+	char *glob;
+	enum atlas_page_type type;
+} type_rule;
+
+typedef struct site_config {
+	char *file;          /* the configuration read, or NULL */
+	char *site_url;
+	char **exclude;
+	int nexclude;
+	type_rule *types;
+	int ntypes;
+	char *topic_root;    /* the folder of the topic pages, "" for the top ("t/" for "/t/") */
+	html_sel *content, *ignore;
+} site_config;
+
+/* One HTML file of the site, read on any thread, then taken into the corpus. */
+typedef struct site_file {
+	char *rel;           /* path below the site's folder, e.g. "usage/index.html" */
+	char *file;          /* dir/rel, as diagnostics name it */
+	bool ok;             /* read and parsed: hp holds it */
+	int read_errno;      /* why it could not be read (0: it could) */
+	char charset[64];
+	int decode_rc;       /* html_decode's result */
+	long replaced;       /* bytes not valid in the charset */
+	size_t bytes;
+	unsigned long long digest;
+	html_page hp;
+	/* after reading */
+	int page;            /* index in c->pages, or -1 */
+	char *path;          /* URL path (owned until moved into the page) */
+	const char *lastmod, *priority, *image; /* the sitemap's, owned by it */
+	int parent;          /* index of the parent file, or -1 */
+	int next;            /* index of the rel=next file, or -1 */
+	int topic;           /* the topic this page is the page of, or -1 */
+	const char *crumb_text; /* the text of the first breadcrumb naming this page, in file order */
+	bool in_sitemap;
+} site_file;
+
+typedef struct site {
+	corpus *c;
+	diag_list *d;
+	bool strict;
+	site_config cfg;
+	char *dir;           /* as given, without trailing '/' */
+	char *real_dir;      /* realpath of it */
+	site_file *files;
+	int nfiles, capfiles;
+	strmap by_rel;       /* rel -> file index */
+	char *base;          /* the path part of site_url ("" or "/docs") */
+	html_opts opts;
+	pthread_mutex_t lock;
+	int next_file;
+	char *suffix, *prefix; /* the title's repeated part, or NULL */
+} site;
+
+
+/* site.c: helpers */
+
+/* Returns the severity of a warning in s: an error when strict. */
+enum diag_severity warn_sev(const site *s);
+/* Returns FNV-1a 64 of p[0..n), continuing from h. */
+unsigned long long fnv1a(unsigned long long h, const void *p, size_t n);
+
+/* site.c */
+
+/* Orders site files by rel (qsort's comparison). */
+int cmp_rel(const void *a, const void *b);
+/* Reads and parses every listed file on every core (each file's outcome in its slot). */
+void read_all(site *s);
+/* Reads dir/sitemap.xml (when present) and gives each listed file its path, lastmod, priority
+ * and image; a URL with no file is a warning. */
+void read_sitemap(site *s);
+/* Lists the HTML files below rel (a folder, "" for the top), following symbolic links only to
+ * files inside the site's folder. */
+void walk(site *s, const char *rel, int depth);
+/* The page file href names from file fi, or -1 (set *outside when it leaves the site). */
+int target_of(const site *s, int fi, const char *href, bool *exists);
+
+/* site_config.c */
+
+/* Reads the configuration; a missing default file is no configuration. Returns 0, or -1 after
+ * recording why in d. */
+int config_load(site *s, const char *path);
+/* Frees what cfg holds. */
+void config_free(site_config *cfg);
+
+/* site_pages.c */
+
+/* Finds the part of the title most pages repeat, after (suffix) or before (prefix) a separator:
+ * " — Sphinx documentation", "MkDocs - ". Kept only when at least half of the titled pages (and
+ * two of them) carry it. */
+void find_title_affix(site *s);
+/* Makes the corpus page of file fi (its path set, its HTML read): the lead (description, then
+ * the text before the first heading), one section a heading with the page's own anchor. Returns
+ * 0 or -1 when out of memory. */
+int make_page(site *s, int fi, page *p);
+/* Gives every page the links of its file that name another page of the site; a link to a missing
+ * page is a warning (an error when strict), one leaving the site is dropped. */
+void resolve_links(site *s);
+
+/* site_structure.c */
+
+/* Page types: the configuration's rules first; else the site's top page and the pages its pages
+ * name as index or search pages are site pages, guides stay guides, the rest explainers. */
+void assign_types(site *s);
+/* Finds each page's parent (its rel=up, else its breadcrumb trail's last page, else its folder's
+ * page), chains that come back to themselves cut, and its rel=next page. */
+void find_parents(site *s);
+/* Guides: a page's lists marked data-atlas-guide, in their order; else the rel=next chain
+ * through the pages whose parent it is (skipping their own children), when it has two steps or
+ * more. The site's top page is not a guide. */
+void make_guides(site *s);
+/* Each page's topics: the pages its breadcrumb trails end at (itself, for a page that ends its
+ * own trail: a topic's page), else its parent page's. */
+void make_topics(site *s);
+
+#endif

@@ -36,9 +36,6 @@ static char *dup_col(atlas_engine *e, sqlite3_stmt *st, int i)
 	return atlas_arena_strndup(&e->strings, s ? s : "", s ? (size_t)sqlite3_column_bytes(st, i) : 0);
 }
 
-const char *const atlas_type_names[ATLAS_TYPE_OTHER] = { ATLAS_TYPE_NAME_EXPLAINER, ATLAS_TYPE_NAME_GUIDE,
-							  ATLAS_TYPE_NAME_TOPIC, ATLAS_TYPE_NAME_PAGE };
-
 unsigned long long atlas_word_sig(const char *norm)
 {
 	unsigned long long sig = 0;

@@ -164,9 +164,6 @@ typedef struct atlas_next_results {
 /* Page types are common/schema.h's enum atlas_page_type; ATLAS_TYPE_OTHER, a type the index names
  * but the engine does not know, is ranked as a site page and counted in no facet. */
 
-/* The names of the known types, indexed by ATLAS_TYPE_* (atlas_page_type_names). */
-extern const char *const atlas_type_names[ATLAS_TYPE_OTHER];
-
 typedef struct atlas_doc {
 	int id;
 	char *path, *url, *title, *type, *description;

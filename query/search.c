@@ -294,7 +294,7 @@ static void set_totals(atlas_results *res, atlas_engine *e, const plan *pl, cons
 	for (int k = 0; k < ATLAS_TYPE_OTHER; k++)
 		if (fc->ntype[k])
 			res->types[res->ntypes++] =
-				(atlas_facet){ atlas_type_names[k], atlas_type_names[k], fc->ntype[k] };
+				(atlas_facet){ atlas_page_type_names[k], atlas_page_type_names[k], fc->ntype[k] };
 }
 
 /* Fills res's hits with the page asked for (offset, limit) of rk[0..nrk): page, score, title, the

@@ -309,15 +309,6 @@ cJSON *meili_results(atlas_engine *e, const query *qr, meili_error *me, long *co
 	return o;
 }
 
-/* Runs query qr on this thread's engine. Returns the response object (NULL with the error set). */
-static cJSON *run_query(server *s, const query *qr, meili_error *me, long *count)
-{
-	atlas_engine *e = live_acquire(s->index);
-	cJSON *o = meili_results(e, qr, me, count);
-	live_release(s->index, e);
-	return o;
-}
-
 /**************************************************************************************************
 ** Routes.
 */
@@ -385,86 +376,165 @@ static cJSON *body_json(const request *rq, meili_error *me)
 	return root;
 }
 
+/* What answer_meili computes: one search, and where its failure goes. */
+typedef struct meili_args {
+	const query *qr;
+	const char *uid;             /* added to the answer as indexUid (multi-search), or NULL */
+	meili_error *me;             /* set when the answer is an error */
+} meili_args;
+
+/* The answer_fn of a Meilisearch search (args: a meili_args): the response object's JSON, or the
+ * error in Meilisearch's shape (then also in args->me). */
+static void answer_meili(atlas_engine *e, const void *args, reply *rp, long *count)
+{
+	const meili_args *a = args;
+	cJSON *o = meili_results(e, a->qr, a->me, count);
+	if (!o) {
+		reply_meili_error(rp, a->me);
+		return;
+	}
+	if (a->uid)
+		cJSON_AddItemToObject(o, "indexUid", cJSON_CreateString(a->uid));
+	reply_tree(rp, 200, o);
+}
+
+/* Answers the search qr (the JSON object o, a query of index uid) into rp through the response
+ * cache (api_compute), keyed by o's text; tagged: the answer carries indexUid. Returns 0, or -1
+ * with *me set (rp then empty) when the answer is an error; rp->abandon when the client left. */
+static int cached_search(server *s, struct MHD_Connection *c, const cJSON *o, const query *qr, const char *uid,
+			 bool tagged, reply *rp, long *count, meili_error *me)
+{
+	strbuf norm = STRBUF_INIT;
+	strbuf_printf(&norm, "POST /indexes/%s/search%s\n", uid, tagged ? " (multi)" : "");
+	char *text = cJSON_PrintUnformatted(o); /* in the request's arena */
+	if (text)
+		strbuf_puts(&norm, text);
+	else
+		norm.oom = true;
+	meili_args args = { qr, tagged ? uid : NULL, me };
+	char build[64];
+	me->status = 0;
+	api_compute(s, c, &norm, answer_meili, &args, rp, count, build);
+	strbuf_free(&norm);
+	if (rp->abandon || rp->status == 200)
+		return 0;
+	if (!me->status) {
+		/* refused before the search: too many expensive requests (429), or out of memory */
+		if (rp->status == 429)
+			meili_fail(me, 429, "too_many_search_requests",
+				   "this client's expensive searches are answered one at a time: retry after %s s",
+				   rp->retry_after ? rp->retry_after : "1");
+		else
+			meili_fail(me, 500, "internal", "the index could not answer this query");
+	}
+	free(rp->owned);
+	rp->owned = NULL;
+	rp->body = NULL;
+	rp->len = 0;
+	return -1;
+}
+
 /* Answers POST /indexes/{uid}/search. */
-static void search_route(server *s, request *rq, reply *rp, meili_error *me)
+static void search_route(server *s, struct MHD_Connection *c, request *rq, reply *rp, meili_error *me)
 {
 	cJSON *root = body_json(rq, me);
 	query qr;
-	if (!root || meili_read_query(&qr, root, me)) {
+	if (!root || meili_read_query(&qr, root, me) ||
+	    cached_search(s, c, root, &qr, s->cfg->index_uid, false, rp, &rq->count, me)) {
+		cJSON_Delete(root);
+		if (!rp->abandon)
+			reply_meili_error(rp, me);
+		return;
+	}
+	cJSON_Delete(root);
+}
+
+/* Checks the request of a multi-search: its queries array (n of them, at most
+ * MEILI_QUERIES_MAX). Returns the array, or NULL with *me set. */
+static const cJSON *multi_queries(const cJSON *root, meili_error *me)
+{
+	const cJSON *queries = cJSON_GetObjectItemCaseSensitive(root, "queries");
+	int n = cJSON_IsArray(queries) ? cJSON_GetArraySize(queries) : -1;
+	if (cJSON_GetObjectItemCaseSensitive(root, "federation"))
+		meili_fail(me, 400, "bad_request", "federated multi-search is not supported");
+	else if (n < 0)
+		meili_fail(me, 400, "bad_request", "Missing field `queries`: expected an array of search queries");
+	else if (n > MEILI_QUERIES_MAX)
+		meili_fail(me, 400, "bad_request", "at most %d queries in one multi-search", MEILI_QUERIES_MAX);
+	else
+		return queries;
+	return NULL;
+}
+
+/* Answers POST /multi-search: {"queries": [{"indexUid", ...}]} into {"results": [...]}, each
+ * query answered through the response cache on its own; the first query that fails makes the
+ * whole answer its error, as Meilisearch does. */
+static void multi_route(server *s, struct MHD_Connection *c, request *rq, reply *rp, meili_error *me)
+{
+	cJSON *root = body_json(rq, me);
+	const cJSON *queries = root ? multi_queries(root, me) : NULL;
+	if (!queries) {
 		cJSON_Delete(root);
 		reply_meili_error(rp, me);
 		return;
 	}
-	cJSON *o = run_query(s, &qr, me, &rq->count);
-	cJSON_Delete(root);
-	if (!o) {
-		reply_meili_error(rp, me);
-		return;
-	}
-	reply_tree(rp, 200, o);
-}
-
-/* Answers POST /multi-search: {"queries": [{"indexUid", ...}]} into {"results": [...]}; the first
- * query that fails makes the whole answer its error, as Meilisearch does. */
-static void multi_route(server *s, request *rq, reply *rp, meili_error *me)
-{
-	cJSON *root = body_json(rq, me);
-	if (!root) {
-		reply_meili_error(rp, me);
-		return;
-	}
-	const cJSON *queries = cJSON_GetObjectItemCaseSensitive(root, "queries");
-	int n = cJSON_IsArray(queries) ? cJSON_GetArraySize(queries) : -1;
-	if (cJSON_GetObjectItemCaseSensitive(root, "federation")) {
-		meili_fail(me, 400, "bad_request", "federated multi-search is not supported");
-	} else if (n < 0) {
-		meili_fail(me, 400, "bad_request", "Missing field `queries`: expected an array of search queries");
-	} else if (n > MEILI_QUERIES_MAX) {
-		meili_fail(me, 400, "bad_request", "at most %d queries in one multi-search", MEILI_QUERIES_MAX);
-	} else {
-		me->status = 0;
-	}
-	cJSON *out = cJSON_CreateObject();
-	cJSON *results = cJSON_AddArrayToObject(out, "results");
+	strbuf out = STRBUF_INIT;
+	strbuf_puts(&out, "{\"results\":[");
 	const cJSON *q;
 	long total = 0;
 	int i = 0;
-	const cJSON *list = me->status ? NULL : queries;
-	cJSON_ArrayForEach(q, list) {
+	bool failed = false;
+	cJSON_ArrayForEach(q, queries) {
 		const cJSON *uid = cJSON_GetObjectItemCaseSensitive(q, "indexUid");
 		query qr;
-		if (!cJSON_IsString(uid)) {
-			meili_fail(me, 400, "missing_index_uid", "Missing field `indexUid` in query %d", i);
-			break;
-		}
-		if (strcmp(uid->valuestring, s->cfg->index_uid) != 0) {
-			meili_fail(me, 404, "index_not_found", "Inside `.queries[%d]`: Index `%.64s` not found.", i,
-			     uid->valuestring);
-			break;
-		}
-		if (meili_read_query(&qr, q, me)) {
-			char msg[sizeof(me->message) + 40];
-			snprintf(msg, sizeof(msg), "Inside `.queries[%d]`: %.400s", i, me->message);
-			snprintf(me->message, sizeof(me->message), "%.470s", msg);
-			break;
-		}
+		reply one;
 		long count = 0;
-		cJSON *o = run_query(s, &qr, me, &count);
-		if (!o)
+		memset(&one, 0, sizeof(one));
+		if (!cJSON_IsString(uid)) {
+			failed = meili_fail(me, 400, "missing_index_uid", "Missing field `indexUid` in query %d", i);
+		} else if (strcmp(uid->valuestring, s->cfg->index_uid) != 0) {
+			failed = meili_fail(me, 404, "index_not_found", "Inside `.queries[%d]`: Index `%.64s` not found.",
+					    i, uid->valuestring);
+		} else if (meili_read_query(&qr, q, me) ||
+			   cached_search(s, c, q, &qr, s->cfg->index_uid, true, &one, &count, me)) {
+			failed = true;
+			if (!one.abandon) {
+				char msg[sizeof(me->message) + 40];
+				snprintf(msg, sizeof(msg), "Inside `.queries[%d]`: %.400s", i, me->message);
+				snprintf(me->message, sizeof(me->message), "%.470s", msg);
+			}
+		}
+		if (one.abandon) {
+			free(one.owned);
+			rp->abandon = true;
 			break;
-		cJSON_AddItemToObject(o, "indexUid", cJSON_CreateString(uid->valuestring));
-		cJSON_AddItemToArray(results, o);
+		}
+		if (failed)
+			break;
+		size_t n = one.len;
+		while (n && one.body[n - 1] == '\n')
+			n--;
+		if (i++)
+			strbuf_putc(&out, ',');
+		strbuf_append(&out, one.body, n);
+		free(one.owned);
 		total += count;
-		i++;
 	}
 	cJSON_Delete(root);
-	if (me->status) {
-		cJSON_Delete(out);
-		reply_meili_error(rp, me);
+	if (rp->abandon || failed) {
+		strbuf_free(&out);
+		if (!rp->abandon)
+			reply_meili_error(rp, me);
 		return;
 	}
+	strbuf_puts(&out, "]}");
 	rq->count = total;
-	reply_tree(rp, 200, out);
+	if (out.oom) {
+		strbuf_free(&out);
+		reply_json(rp, 500, NULL);
+		return;
+	}
+	reply_json(rp, 200, strbuf_detach(&out));
 }
 
 /* Returns the ISO 8601 time of the served build, into buf. */
@@ -530,7 +600,7 @@ static void answer(server *s, struct MHD_Connection *c, request *rq, const char 
 		cJSON_AddStringToObject(o, "pkgVersion", MEILI_API_VERSION);
 		reply_tree(rp, 200, o);
 	} else if (strcmp(url, "/multi-search") == 0 && post) {
-		multi_route(s, rq, rp, &me);
+		multi_route(s, c, rq, rp, &me);
 	} else if (rest && !ours && (get || post)) {
 		char name[80];
 		snprintf(name, sizeof(name), "%.*s", (int)strcspn(rest, "/"), rest);
@@ -546,7 +616,7 @@ static void answer(server *s, struct MHD_Connection *c, request *rq, const char 
 		cJSON_AddStringToObject(o, "primaryKey", "id");
 		reply_tree(rp, 200, o);
 	} else if (ours && strcmp(rest + ulen, "/search") == 0 && post) {
-		search_route(s, rq, rp, &me);
+		search_route(s, c, rq, rp, &me);
 	} else {
 		meili_fail(&me, 405, "method_not_allowed",
 		     "%s %s is not allowed: this Meilisearch-compatible subset is read-only (GET /health, "

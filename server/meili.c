@@ -509,8 +509,10 @@ static void multi_route(server *s, struct MHD_Connection *c, request *rq, reply 
 			rp->abandon = true;
 			break;
 		}
-		if (failed)
+		if (failed) {
+			rp->retry_after = one.retry_after;
 			break;
+		}
 		size_t n = one.len;
 		while (n && one.body[n - 1] == '\n')
 			n--;

@@ -373,6 +373,74 @@ static const char *const known_fields[] = {
 	"attributesToSearchOn", "indexUid", NULL,
 };
 
+/* Reads what the answer shows of the request o into *qr: attributes retrieved, highlighted and
+ * cropped, the tags and the marker, the sort, and the flags that may take one value only.
+ * Returns 0, or -1 with the error set. */
+static int read_output(query *qr, const cJSON *o, meili_error *me)
+{
+	const cJSON *retrieve = cJSON_GetObjectItemCaseSensitive(o, "attributesToRetrieve");
+	if (!retrieve || cJSON_IsNull(retrieve))
+		for (int i = 0; meili_attributes[i]; i++)
+			qr->retrieve[i] = true;
+	if (attribute_list(retrieve, qr->retrieve, "attributesToRetrieve", "invalid_search_attributes_to_retrieve",
+			   me) ||
+	    attribute_list(cJSON_GetObjectItemCaseSensitive(o, "attributesToHighlight"), qr->highlight,
+			   "attributesToHighlight", "invalid_search_attributes_to_highlight", me) ||
+	    attribute_list(cJSON_GetObjectItemCaseSensitive(o, "attributesToCrop"), qr->crop, "attributesToCrop",
+			   "invalid_search_attributes_to_crop", me) ||
+	    string_field(o, "highlightPreTag", &qr->pre, me) || string_field(o, "highlightPostTag", &qr->post, me) ||
+	    string_field(o, "cropMarker", &qr->marker, me))
+		return -1;
+	/* attributesToCrop may say name:length */
+	const cJSON *crop = cJSON_GetObjectItemCaseSensitive(o, "attributesToCrop");
+	if (cJSON_IsArray(crop)) {
+		const cJSON *el;
+		cJSON_ArrayForEach(el, crop) {
+			const char *colon = cJSON_IsString(el) ? strchr(el->valuestring, ':') : NULL;
+			if (colon) {
+				char name[64];
+				snprintf(name, sizeof(name), "%.*s", (int)(colon - el->valuestring), el->valuestring);
+				int i = attribute_index(name);
+				if (i >= 0)
+					qr->crop[i] = true;
+				int n = atoi(colon + 1);
+				if (n > 0 && n <= 64)
+					qr->crop_length = n;
+			}
+		}
+	}
+	for (int i = 0; meili_attributes[i]; i++)
+		qr->formatted = qr->formatted || qr->highlight[i] || qr->crop[i];
+	const cJSON *sort = cJSON_GetObjectItemCaseSensitive(o, "sort");
+	if (sort && !cJSON_IsNull(sort)) {
+		const cJSON *el;
+		if (!cJSON_IsArray(sort))
+			return meili_fail(me, 400, "invalid_search_sort", "Invalid value type at `.sort`: expected an array");
+		cJSON_ArrayForEach(el, sort) {
+			if (cJSON_IsString(el) && strcmp(el->valuestring, "lastmod:desc") == 0)
+				qr->sort = ATLAS_SORT_LASTMOD;
+			else
+				return meili_fail(me, 400, "invalid_search_sort",
+					    "the only sort is `lastmod:desc` (newest first); relevance is the default");
+		}
+	}
+	const cJSON *ms = cJSON_GetObjectItemCaseSensitive(o, "matchingStrategy");
+	if (ms && !cJSON_IsNull(ms) && !(cJSON_IsString(ms) && strcmp(ms->valuestring, "last") == 0))
+		return meili_fail(me, 400, "invalid_search_matching_strategy",
+			    "the only matchingStrategy is `last` (every word counts, pages with more first)");
+	const cJSON *flags[] = { cJSON_GetObjectItemCaseSensitive(o, "showRankingScore"),
+				 cJSON_GetObjectItemCaseSensitive(o, "showMatchesPosition") };
+	for (int i = 0; i < 2; i++)
+		if (flags[i] && !cJSON_IsNull(flags[i]) && !cJSON_IsFalse(flags[i]))
+			return meili_fail(me, 400, "bad_request", "%s is not supported", i ? "showMatchesPosition" : "showRankingScore");
+	const cJSON *on = cJSON_GetObjectItemCaseSensitive(o, "attributesToSearchOn");
+	if (on && !cJSON_IsNull(on) && !(cJSON_IsArray(on) && cJSON_GetArraySize(on) == 1 &&
+					  cJSON_IsString(on->child) && strcmp(on->child->valuestring, "*") == 0))
+		return meili_fail(me, 400, "invalid_search_attributes_to_search_on",
+			    "attributesToSearchOn: every page is searched in all its fields (`[\"*\"]`)");
+	return 0;
+}
+
 /* Reads the search request o into *qr. Returns 0, or -1 with the error set. */
 int meili_read_query(query *qr, const void *object, meili_error *me)
 {
@@ -452,66 +520,6 @@ int meili_read_query(query *qr, const void *object, meili_error *me)
 					    "Invalid facet `%.60s`: the facets are `topic` and `type`", name);
 		}
 	}
-	const cJSON *retrieve = cJSON_GetObjectItemCaseSensitive(o, "attributesToRetrieve");
-	if (!retrieve || cJSON_IsNull(retrieve))
-		for (int i = 0; meili_attributes[i]; i++)
-			qr->retrieve[i] = true;
-	if (attribute_list(retrieve, qr->retrieve, "attributesToRetrieve", "invalid_search_attributes_to_retrieve",
-			   me) ||
-	    attribute_list(cJSON_GetObjectItemCaseSensitive(o, "attributesToHighlight"), qr->highlight,
-			   "attributesToHighlight", "invalid_search_attributes_to_highlight", me) ||
-	    attribute_list(cJSON_GetObjectItemCaseSensitive(o, "attributesToCrop"), qr->crop, "attributesToCrop",
-			   "invalid_search_attributes_to_crop", me) ||
-	    string_field(o, "highlightPreTag", &qr->pre, me) || string_field(o, "highlightPostTag", &qr->post, me) ||
-	    string_field(o, "cropMarker", &qr->marker, me))
-		return -1;
-	/* attributesToCrop may say name:length */
-	const cJSON *crop = cJSON_GetObjectItemCaseSensitive(o, "attributesToCrop");
-	if (cJSON_IsArray(crop)) {
-		const cJSON *el;
-		cJSON_ArrayForEach(el, crop) {
-			const char *colon = cJSON_IsString(el) ? strchr(el->valuestring, ':') : NULL;
-			if (colon) {
-				char name[64];
-				snprintf(name, sizeof(name), "%.*s", (int)(colon - el->valuestring), el->valuestring);
-				int i = attribute_index(name);
-				if (i >= 0)
-					qr->crop[i] = true;
-				int n = atoi(colon + 1);
-				if (n > 0 && n <= 64)
-					qr->crop_length = n;
-			}
-		}
-	}
-	for (int i = 0; meili_attributes[i]; i++)
-		qr->formatted = qr->formatted || qr->highlight[i] || qr->crop[i];
-	const cJSON *sort = cJSON_GetObjectItemCaseSensitive(o, "sort");
-	if (sort && !cJSON_IsNull(sort)) {
-		const cJSON *el;
-		if (!cJSON_IsArray(sort))
-			return meili_fail(me, 400, "invalid_search_sort", "Invalid value type at `.sort`: expected an array");
-		cJSON_ArrayForEach(el, sort) {
-			if (cJSON_IsString(el) && strcmp(el->valuestring, "lastmod:desc") == 0)
-				qr->sort = ATLAS_SORT_LASTMOD;
-			else
-				return meili_fail(me, 400, "invalid_search_sort",
-					    "the only sort is `lastmod:desc` (newest first); relevance is the default");
-		}
-	}
-	const cJSON *ms = cJSON_GetObjectItemCaseSensitive(o, "matchingStrategy");
-	if (ms && !cJSON_IsNull(ms) && !(cJSON_IsString(ms) && strcmp(ms->valuestring, "last") == 0))
-		return meili_fail(me, 400, "invalid_search_matching_strategy",
-			    "the only matchingStrategy is `last` (every word counts, pages with more first)");
-	const cJSON *flags[] = { cJSON_GetObjectItemCaseSensitive(o, "showRankingScore"),
-				 cJSON_GetObjectItemCaseSensitive(o, "showMatchesPosition") };
-	for (int i = 0; i < 2; i++)
-		if (flags[i] && !cJSON_IsNull(flags[i]) && !cJSON_IsFalse(flags[i]))
-			return meili_fail(me, 400, "bad_request", "%s is not supported", i ? "showMatchesPosition" : "showRankingScore");
-	const cJSON *on = cJSON_GetObjectItemCaseSensitive(o, "attributesToSearchOn");
-	if (on && !cJSON_IsNull(on) && !(cJSON_IsArray(on) && cJSON_GetArraySize(on) == 1 &&
-					  cJSON_IsString(on->child) && strcmp(on->child->valuestring, "*") == 0))
-		return meili_fail(me, 400, "invalid_search_attributes_to_search_on",
-			    "attributesToSearchOn: every page is searched in all its fields (`[\"*\"]`)");
-	return 0;
+	return read_output(qr, o, me);
 }
 

@@ -43,7 +43,7 @@ try {
 	await page.click('.docsearch-btn');
 	const input = await page.waitForSelector('.docsearch-modal-search-input');
 	check(!!input, 'the button opens the modal with its search box');
-	await page.type('.docsearch-modal-search-input', 'consistent hashing', { delay: 20 });
+	await page.type('.docsearch-modal-search-input', 'consistent hashing', { delay: 20, timeout: 4 * WAIT });
 	let rendered = false;
 	try {
 		await page.waitForSelector('.docsearch-modal-search-hits-item', { timeout: WAIT });

@@ -3,39 +3,10 @@
 // errors the client raises (a bad filter, a wrong key, a write route); every answer checked against
 // /api/search for the same request. Run by run.py, which sets ATLAS_URL, ATLAS_KEY and
 // ATLAS_NODE_MODULES. Prints "ok"/"FAIL" lines and "N passed, N failed"; exits 1 on any failure.
-import { createRequire } from 'node:module';
-import path from 'node:path';
+import { api, BASE, check, env, finish, require } from './lib.mjs';
 
-const env = (name) => {
-	const v = process.env[name];
-	if (!v) throw new Error(name + ' is not set (run this through tests/ecosystem/run.py)');
-	return v;
-};
-const BASE = env('ATLAS_URL');
 const KEY = env('ATLAS_KEY');
-const require = createRequire(path.join(env('ATLAS_NODE_MODULES'), 'noop.js'));
 const { MeiliSearch } = require('meilisearch');
-
-let passed = 0;
-let failed = 0;
-
-function check(cond, what, detail) {
-	if (cond) {
-		passed++;
-		console.log('ok   ' + what);
-	} else {
-		failed++;
-		console.log('FAIL ' + what + (detail !== undefined ? ': ' + JSON.stringify(detail) : ''));
-	}
-	return cond;
-}
-
-// Returns the JSON of GET /api/search?query (the reference answers).
-async function api(query) {
-	const res = await fetch(BASE + '/api/search?' + query);
-	if (!res.ok) throw new Error(query + ': HTTP ' + res.status);
-	return res.json();
-}
 
 // Returns the error that fn's promise rejects with, or null.
 async function rejection(fn) {
@@ -167,5 +138,4 @@ const index = client.index('pages');
 	check(e && e.cause && e.cause.code === 'method_not_allowed', 'deleteAllDocuments: refused', e && e.message);
 }
 
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish();

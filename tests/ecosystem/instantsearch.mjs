@@ -5,41 +5,12 @@
 // request. Run by run.py, which sets ATLAS_URL, ATLAS_KEY, ATLAS_CHROMIUM, ATLAS_PROFILE,
 // ATLAS_NODE_MODULES, ATLAS_PAGE_DIR and ATLAS_OUT_DIR (the screenshot goes there).
 // Prints "ok"/"FAIL" lines and "N passed, N failed"; exits 1 on any failure.
-import { createRequire } from 'node:module';
-import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 
-const env = (name) => {
-	const v = process.env[name];
-	if (!v) throw new Error(name + ' is not set (run this through tests/ecosystem/run.py)');
-	return v;
-};
-const BASE = env('ATLAS_URL');
-const MODULES = env('ATLAS_NODE_MODULES');
+import { api, check, env, finish, launchChromium, MODULES, serveFiles, BASE } from './lib.mjs';
+
 const PAGE_DIR = env('ATLAS_PAGE_DIR');
-const require = createRequire(path.join(MODULES, 'noop.js'));
-const { chromium } = require('playwright-core');
 const WAIT = 10000;
-
-let passed = 0;
-let failed = 0;
-function check(cond, what, detail) {
-	if (cond) {
-		passed++;
-		console.log('ok   ' + what);
-	} else {
-		failed++;
-		console.log('FAIL ' + what + (detail !== undefined ? ': ' + JSON.stringify(detail) : ''));
-	}
-	return cond;
-}
-
-async function api(query) {
-	const res = await fetch(BASE + '/api/search?' + query);
-	if (!res.ok) throw new Error(query + ': HTTP ' + res.status);
-	return res.json();
-}
 
 // The page's own origin: index.html and app.js of PAGE_DIR, and the two bundles of node_modules.
 const files = {
@@ -50,29 +21,9 @@ const files = {
 	'/node_modules/@meilisearch/instant-meilisearch/dist/instant-meilisearch.umd.min.js':
 		[path.join(MODULES, '@meilisearch/instant-meilisearch/dist/instant-meilisearch.umd.min.js'), 'text/javascript'],
 };
-const site = http.createServer((req, res) => {
-	const name = new URL(req.url, 'http://x').pathname;
-	const f = files[name];
-	if (name === '/favicon.ico') {
-		res.writeHead(204).end();
-		return;
-	}
-	if (!f) {
-		res.writeHead(404).end();
-		return;
-	}
-	res.writeHead(200, { 'Content-Type': f[1] }).end(fs.readFileSync(f[0]));
-});
-await new Promise((ok) => site.listen(0, '127.0.0.1', ok));
-const SITE = `http://127.0.0.1:${site.address().port}`;
-
-const context = await chromium.launchPersistentContext(env('ATLAS_PROFILE'), {
-	executablePath: env('ATLAS_CHROMIUM'),
-	headless: true,
-	args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-		'--disable-background-networking', '--disable-component-update', '--disable-sync'],
-	viewport: { width: 1280, height: 900 },
-});
+const site = await serveFiles(files);
+const SITE = site.url;
+const context = await launchChromium();
 try {
 	const page = context.pages()[0] || await context.newPage();
 	page.setDefaultTimeout(WAIT);
@@ -153,5 +104,4 @@ try {
 	await context.close();
 	site.close();
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish();

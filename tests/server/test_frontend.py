@@ -21,6 +21,7 @@ import ctypes
 import gzip
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -291,6 +292,30 @@ def test_meili(srv):
     check(status == 200 and data['uid'] == 'pages' and data['primaryKey'] == 'id', 'GET /indexes/pages')
     check(get(srv, '/health')[2] == {'status': 'available'}, 'GET /health')
     check('pkgVersion' in get(srv, '/version')[2], 'GET /version')
+    # the DocSearch attributes: category, title, best section, anchor
+    status, _, data = post(srv, '/indexes/pages/search', {'q': 'consistent hashing', 'limit': 3,
+                                                          'attributesToHighlight': ['hierarchy_lvl1']})
+    ref = get(srv, '/api/search?q=consistent+hashing&limit=3')[2]['results']
+    hit, r = data['hits'][0], ref[0]
+    check(status == 200 and hit['hierarchy_lvl0'] == (r['topics_titled'][0]['title'] if r['topics_titled'] else r['type'])
+          and hit['hierarchy_lvl1'] == r['title'], 'meili: hierarchy_lvl0 is the first topic\'s title, lvl1 the title')
+    sec = r['sections'][0] if r['sections'] else None
+    check(hit['anchor'] == (sec['anchor'] if sec else None) and (hit['hierarchy_lvl2'] is None) == (sec is None),
+          'meili: hierarchy_lvl2 and anchor are the best section\'s (null without one)')
+    check('<em>' in hit['_formatted']['hierarchy_lvl1'], 'meili: hierarchy_lvl1 is highlighted')
+    # each query of a multi-search is answered from the response cache on its own
+    def hits_total():
+        return int(re.search(r'^atlas_cache_hits_total (\d+)', srv.request('/metrics')[2].decode(), re.M).group(1))
+    one = {'indexUid': 'pages', 'q': 'raft leader election', 'limit': 4}
+    other = {'indexUid': 'pages', 'q': 'bloom filter', 'limit': 4}
+    status, _, first = post(srv, '/multi-search', {'queries': [one]})
+    h0 = hits_total()
+    status2, _, both = post(srv, '/multi-search', {'queries': [one, other]})
+    check(status == 200 and status2 == 200 and hits_total() == h0 + 1, 'multi-search: a query answered before comes from the cache')
+    check(both['results'][0] == first['results'][0] and both['results'][1]['indexUid'] == 'pages' and
+          both['results'][1]['query'] == 'bloom filter', 'multi-search: the cached answer is the computed one')
+    single = post(srv, '/indexes/pages/search', {'q': 'bloom filter', 'limit': 4})[2]
+    check('indexUid' not in single and single['hits'] == both['results'][1]['hits'], 'search: no indexUid, the same hits')
 
 
 def test_key_and_uid(workdir):

@@ -770,6 +770,9 @@ static enum MHD_Result dispatch(server *s, struct MHD_Connection *c, request *rq
 		rq->conn = c;
 		rq->method_arg = method;
 		rq->queued = true;
+		fair_client k;
+		fair_client_of(c, &k);
+		snprintf(rq->job.key, sizeof(rq->job.key), "%s", k.key);
 		/* suspended first: the worker resumes it once the answer is in rq->rp */
 		MHD_suspend_connection(c);
 		pool_submit(s->workers, &rq->job);
@@ -838,7 +841,8 @@ enum MHD_Result serve_request(void *cls, struct MHD_Connection *c, const char *u
 	return dispatch(s, c, rq, method);
 }
 
-/* Writes the access log line of rq: ISO time, method, route, status, latency, result count. */
+/* Writes the access log line of rq: ISO time, method, route, status, latency, a search's work
+ * counters (postings, candidates, expansions), result count. */
 static void log_request(server *s, const request *rq, double seconds)
 {
 	struct timespec ts;
@@ -855,12 +859,13 @@ static void log_request(server *s, const request *rq, double seconds)
 	else
 		k = snprintf(line + n, sizeof(line) - n, "- %.3fms aborted", seconds * 1e3);
 	n += k > 0 ? (size_t)k : 0;
-	if (!rq->status && rq->route == ROUTE_SEARCH && n < sizeof(line)) {
-		/* what the engine did before its client was found gone */
-		const search_watch *w = &rq->watch;
+	const search_watch *w = &rq->watch;
+	if ((w->computed || !rq->status) && rq->route == ROUTE_SEARCH && n < sizeof(line)) {
+		/* the engine's work counters, and why it stopped short when its stop hook did */
 		k = snprintf(line + n, sizeof(line) - n, " work=%ld,%ld,%ld%s",
 			     w->work.postings, w->work.candidates, w->work.expansions,
-			     w->computed ? (w->gone ? " stopped" : "") : " not computed");
+			     !w->computed ? " not computed" : w->gone ? " client gone" :
+			     w->late ? " deadline" : "");
 		n += k > 0 ? (size_t)k : 0;
 	}
 	if (rq->count >= 0 && n < sizeof(line)) {

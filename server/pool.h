@@ -1,13 +1,18 @@
-/* pool.h - the search workers: engine requests queued by the HTTP threads and taken, in order of
- * arrival, by whichever worker is free. */
+/* pool.h - the search workers: engine requests queued by the HTTP threads and taken by whichever
+ * worker is free, the clients in turn (one request of each client with requests waiting, then
+ * the next of each), so that a client with many requests queued delays another's by one. */
 #ifndef ATLAS_POOL_H
 #define ATLAS_POOL_H
 
 #include <stdbool.h>
 
-/* A queued job, embedded in the caller's own structure (the pool never allocates per job). */
+#define POOL_KEY_MAX 48
+
+/* A queued job, embedded in the caller's own structure (the pool allocates per client with jobs
+ * waiting, never per job). */
 typedef struct pool_job {
 	struct pool_job *next;
+	char key[POOL_KEY_MAX];      /* the client whose turn it waits for ("" and any: one client) */
 } pool_job;
 
 /* Runs one job on a worker thread; owns nothing of the pool. */

@@ -18,6 +18,8 @@
 
 #define MAX_TERMS 32
 #define MAX_ALTS 12
+#define ADMIT_TERMS 8    /* content words a search looks for, at most (rarest first) */
+#define ADMIT_ALTS 24    /* their alternatives (stems, synonyms, completions), at most */
 #define MAX_PHRASES 63
 /* Bytes of a block of the results' text: a page of ten hits mostly fits in one */
 #define RESULTS_TEXT_BLOCK (16 * 1024)
@@ -1014,7 +1016,8 @@ static long alt_postings(atlas_engine *e, const char *alt)
 
 /* Admits the plan's positive terms rarest first (by the postings of their alternatives) while
  * their sum fits half the postings budget (two steps, the all-words and any-word passes, fit),
- * the first one always; the others become stop words (left
+ * and while they are at most ADMIT_TERMS words of ADMIT_ALTS alternatives, the first one always;
+ * the others become stop words (left
  * out of the expressions) and mark the search partial. Sets pl->step_cost to the admitted sum. */
 static void budget_terms(atlas_engine *e, plan *pl)
 {
@@ -1035,10 +1038,21 @@ static void budget_terms(atlas_engine *e, plan *pl)
 		order[j] = i;
 	}
 	long sum = 0;
+	int alts = 0, admitted = 0;
 	for (int j = 0; j < n; j++) {
 		qterm *t = &pl->terms[order[j]];
-		if (j == 0 || sum + cost[order[j]] <= pl->budget.postings / 2) {
-			sum += cost[order[j]];
+		long c = cost[order[j]];
+		/* a step's cost grows with the words and alternatives scored on every row, as well
+		 * as with their postings: at most ADMIT_TERMS words and ADMIT_ALTS alternatives on
+		 * any page (a word on none costs nothing) */
+		if (j == 0 || c == 0 ||
+		    (admitted < ADMIT_TERMS && alts + t->nalts <= ADMIT_ALTS &&
+		     sum + c <= pl->budget.postings / 2)) {
+			sum += c;
+			if (c) {
+				alts += t->nalts;
+				admitted++;
+			}
 			continue;
 		}
 		t->stop = true;

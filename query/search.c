@@ -2267,10 +2267,10 @@ int atlas_search_with(atlas_results *res, atlas_engine *e, const atlas_search_pa
 	for (int pass = all_first ? 0 : 1; pass < 2 && found < want; pass++) {
 		for (int tier = broad ? TIER_TITLES : TIER_PAGES; tier <= TIER_PAGES && found < want; tier++) {
 			/* the work budget: a step after the first only when its postings and a row
-			 * still fit, and the caller's stop hook does not end the search */
-			if (steps && (pl.work.postings + pl.step_cost > pl.budget.postings ||
-				      pl.work.candidates >= pl.budget.candidates ||
-				      (m->stop && m->stop(m->stop_ctx)))) {
+			 * still fit; any step only when the caller's stop hook does not end the search */
+			if ((m->stop && m->stop(m->stop_ctx)) ||
+			    (steps && (pl.work.postings + pl.step_cost > pl.budget.postings ||
+				       pl.work.candidates >= pl.budget.candidates))) {
 				pl.budget_hit = true;
 				pass = 2;
 				break;

@@ -396,10 +396,11 @@ void api_compute(server *s, struct MHD_Connection *c, const strbuf *norm, answer
 			rp->retry_after = FAIR_RETRY_AFTER;
 			return;
 		}
+		double t0 = serve_now();
 		fn(e, args, rp, count);
 		live_release(s->index, e);
 		if (c)
-			fair_leave(&k, rp->heavy);
+			fair_leave(&k, rp->heavy, serve_now() - t0);
 		if ((rp->status == 200 || rp->status == 404) && rp->owned && !key.oom && !rp->no_store) {
 			cache_value nv = { rp->status, *count, rp->owned, rp->len };
 			cache_put(s->cache, key.buf, key.len, &nv);
@@ -473,8 +474,9 @@ void answer_search(atlas_engine *e, const void *args, reply *rp, long *count)
 		return;
 	}
 	*count = r.total;
-	rp->heavy = r.partial;
 	search_watch *w = sr->more.stop ? sr->more.stop_ctx : NULL;
+	/* expensive: cut by the work budget; a deadline passed under load is not the client's doing */
+	rp->heavy = r.partial && !(w && w->late);
 	if (w) {
 		w->computed = true;
 		w->work = r.work;

@@ -65,6 +65,11 @@ typedef struct atlas_search_more {
 	bool (*accept)(const struct atlas_doc *d, void *ctx);
 	void *accept_ctx;
 	int sort;            /* ATLAS_SORT_RELEVANCE or ATLAS_SORT_LASTMOD (newest first) */
+	/* asked before each retrieval step (given stop_ctx): true ends the search there with the
+	 * results found so far (none before the first step), marked partial (a deadline passed,
+	 * the asker left) */
+	bool (*stop)(void *ctx);
+	void *stop_ctx;
 } atlas_search_more;
 /* Sets the work budget of every search of the process from now on (a field 0 or less: its
  * ATLAS_WORK_* default; NULL: the defaults). Call before any thread searches. */

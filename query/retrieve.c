@@ -235,8 +235,8 @@ static long alt_postings(atlas_engine *e, const char *alt)
 
 /* Admits the plan's positive terms rarest first (by the postings of their alternatives) while
  * their sum fits half the postings budget (two steps, the all-words and any-word passes, fit),
- * the first one always; the others become stop words (left
- * out of the expressions) and mark the search partial. Sets pl->step_cost to the admitted sum. */
+ * and while they are at most ADMIT_TERMS words of ADMIT_ALTS alternatives, the first one always;
+ * the others become stop words (left out of the expressions) and mark the search partial. Sets pl->step_cost to the admitted sum. */
 void budget_terms(atlas_engine *e, plan *pl)
 {
 	long cost[MAX_TERMS];
@@ -256,10 +256,21 @@ void budget_terms(atlas_engine *e, plan *pl)
 		order[j] = i;
 	}
 	long sum = 0;
+	int alts = 0, admitted = 0;
 	for (int j = 0; j < n; j++) {
 		qterm *t = &pl->terms[order[j]];
-		if (j == 0 || sum + cost[order[j]] <= pl->budget.postings / 2) {
-			sum += cost[order[j]];
+		long c = cost[order[j]];
+		/* a step's cost grows with the words and alternatives scored on every row, as well
+		 * as with their postings: at most ADMIT_TERMS words and ADMIT_ALTS alternatives on
+		 * any page (a word on none costs nothing) */
+		if (j == 0 || c == 0 ||
+		    (admitted < ADMIT_TERMS && alts + t->nalts <= ADMIT_ALTS &&
+		     sum + c <= pl->budget.postings / 2)) {
+			sum += c;
+			if (c) {
+				alts += t->nalts;
+				admitted++;
+			}
 			continue;
 		}
 		t->stop = true;
@@ -407,9 +418,10 @@ int retrieve(atlas_engine *e, plan *pl, const atlas_search_params *p, const atla
 	for (int pass = all_first ? 0 : 1; pass < 2 && found < want; pass++) {
 		for (int tier = broad ? TIER_TITLES : TIER_PAGES; tier <= TIER_PAGES && found < want; tier++) {
 			/* the work budget: a step after the first only when its postings and a row
-			 * still fit */
-			if (steps && (pl->work.postings + pl->step_cost > pl->budget.postings ||
-				      pl->work.candidates >= pl->budget.candidates)) {
+			 * still fit; any step only when the caller's stop hook does not end the search */
+			if ((m->stop && m->stop(m->stop_ctx)) ||
+			    (steps && (pl->work.postings + pl->step_cost > pl->budget.postings ||
+				       pl->work.candidates >= pl->budget.candidates))) {
 				pl->budget_hit = true;
 				pass = 2;
 				break;

@@ -9,6 +9,8 @@
 
 #define MAX_TERMS 32
 #define MAX_ALTS 12
+#define ADMIT_TERMS 8 /* content words a search looks for, at most (rarest first) */
+#define ADMIT_ALTS 24 /* their alternatives (stems, synonyms, completions), at most */
 #define MAX_PHRASES 63
 
 typedef struct qterm {

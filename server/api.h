@@ -8,25 +8,27 @@
 
 #include "assets.h"
 #include "engine.h"
+#include "pool.h"
 #include "server.h"
 #include "strbuf.h"
 
 #define JSON_TYPE "application/json; charset=utf-8"
 #define SERVE_BODY_MAX (64 * 1024) /* largest request body read (POST routes), in bytes */
 
-/* One request, from the handler's first call to the completion callback (MHD's *con_cls). */
-typedef struct request {
-	double t0;                   /* serve_now() at the first call */
-	int route;                   /* ROUTE_* */
-	int status;                  /* 0 until a response is queued */
-	long count;                  /* results in the answer, -1 when not known */
-	const atlas_asset *asset;    /* for ROUTE_PAGE and ROUTE_ASSET */
-	char method[16];             /* printable copies for the access log */
-	char path[160];
-	const char *url;             /* the request target, owned by MHD */
-	strbuf body;                 /* the request body of a POST route, at most SERVE_BODY_MAX */
-	bool body_too_large;         /* more was sent than SERVE_BODY_MAX (the rest dropped) */
-} request;
+/* What a search's stop hook (atlas_search_more.stop) watches: the client's connection and the
+ * request's deadline; what it saw, and the engine's work counters of the search. */
+typedef struct search_watch {
+	struct MHD_Connection *c;    /* NULL: no client to watch */
+	double deadline;             /* serve_now() seconds past which the search stops; 0: none */
+	bool gone;                   /* the client had closed its side: the search was stopped */
+	bool late;                   /* the deadline passed: the search was stopped */
+	bool computed;               /* the engine ran (work holds its counters) */
+	atlas_work work;
+} search_watch;
+
+/* The stop hook of searches (ctx: a search_watch): true once the client has gone or the
+ * deadline passed, recorded in the watch. */
+bool serve_stop(void *ctx);
 
 /* A response being put together. */
 typedef struct reply {
@@ -48,7 +50,28 @@ typedef struct reply {
 	const char *retry_after;     /* Retry-After (a 429), NULL for none */
 	bool heavy;                  /* the work budget cut the answer (fair.h) */
 	bool abandon;                /* the client has gone: close without an answer */
+	bool no_store;               /* not for the response cache (a deadline cut it) */
 } reply;
+
+/* One request, from the handler's first call to the completion callback (MHD's *con_cls). */
+typedef struct request {
+	pool_job job;                /* its place in the search workers' queue */
+	struct MHD_Connection *conn; /* the connection, suspended while a worker answers */
+	const char *method_arg;      /* the method as MHD gave it (owned by MHD) */
+	bool queued;                 /* handed to the search workers; rp holds their answer */
+	reply rp;                    /* the answer a worker put together */
+	search_watch watch;          /* its search's stop hook state */
+	double t0;                   /* serve_now() at the first call */
+	int route;                   /* ROUTE_* */
+	int status;                  /* 0 until a response is queued */
+	long count;                  /* results in the answer, -1 when not known */
+	const atlas_asset *asset;    /* for ROUTE_PAGE and ROUTE_ASSET */
+	char method[16];             /* printable copies for the access log */
+	char path[160];
+	const char *url;             /* the request target, owned by MHD */
+	strbuf body;                 /* the request body of a POST route, at most SERVE_BODY_MAX */
+	bool body_too_large;         /* more was sent than SERVE_BODY_MAX (the rest dropped) */
+} request;
 
 /* Makes json (malloc'd, may be NULL when serialization ran out of memory; taken over) the body
  * of rp with status, a newline appended. Falls back to a static 500. */

@@ -1,7 +1,8 @@
 /* fair.c - fairness between clients: who a request's client is, the engine requests in flight
  * per client, and which clients sent expensive requests lately. A client that did is held to
- * FAIR_HEAVY_INFLIGHT engine request in flight (the rest answered 429), so that one client
- * sending the worst queries at full speed occupies one worker thread, not all of them, while
+ * FAIR_HEAVY_INFLIGHT engine request in flight and to a FAIR_SHARE-th of a worker's time (the
+ * rest answered 429), so that one client sending the worst queries at full speed takes a small
+ * share of one worker, not all of them, while
  * clients whose requests are ordinary are never limited. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -25,6 +26,7 @@ typedef struct client_node {
 	char key[48];
 	int inflight;
 	double heavy_until;          /* CLOCK_MONOTONIC seconds; 0: not heavy */
+	double rest_until;           /* a heavy client starts no engine request before this */
 } client_node;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -150,7 +152,8 @@ bool fair_enter(const fair_client *k)
 	pthread_mutex_lock(&lock);
 	client_node *n = find(k->key, true);
 	if (n) {
-		if (n->heavy_until > now && n->inflight >= FAIR_HEAVY_INFLIGHT)
+		if (n->heavy_until > now &&
+		    (n->inflight >= FAIR_HEAVY_INFLIGHT || n->rest_until > now))
 			ok = false;
 		else
 			n->inflight++;
@@ -161,7 +164,7 @@ bool fair_enter(const fair_client *k)
 	return ok;
 }
 
-void fair_leave(const fair_client *k, bool heavy)
+void fair_leave(const fair_client *k, bool heavy, double seconds)
 {
 	if (!k->key[0])
 		return;
@@ -171,8 +174,11 @@ void fair_leave(const fair_client *k, bool heavy)
 	if (n) {
 		if (n->inflight > 0)
 			n->inflight--;
-		if (heavy)
+		if (heavy) {
+			double rest = (FAIR_SHARE - 1) * (seconds > 0 ? seconds : 0);
 			n->heavy_until = now + FAIR_HEAVY_S;
+			n->rest_until = now + (rest < FAIR_HEAVY_S ? rest : FAIR_HEAVY_S);
+		}
 		maybe_drop(n, now);
 	}
 	pthread_mutex_unlock(&lock);

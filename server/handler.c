@@ -1,5 +1,6 @@
 /* handler.c - routing and answers of atlas-serve: the JSON API, health, metrics, the page. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,16 @@ double serve_now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+bool serve_stop(void *ctx)
+{
+	search_watch *w = ctx;
+	if (w->deadline > 0 && serve_now() > w->deadline)
+		w->late = true;
+	else if (w->c && fair_client_gone(w->c))
+		w->gone = true;
+	return w->late || w->gone;
 }
 
 /* Empties the response cache after an index swap. Never fails. */
@@ -385,11 +396,12 @@ void api_compute(server *s, struct MHD_Connection *c, const strbuf *norm, answer
 			rp->retry_after = FAIR_RETRY_AFTER;
 			return;
 		}
+		double t0 = serve_now();
 		fn(e, args, rp, count);
 		live_release(s->index, e);
 		if (c)
-			fair_leave(&k, rp->heavy);
-		if ((rp->status == 200 || rp->status == 404) && rp->owned && !key.oom) {
+			fair_leave(&k, rp->heavy, serve_now() - t0);
+		if ((rp->status == 200 || rp->status == 404) && rp->owned && !key.oom && !rp->no_store) {
 			cache_value nv = { rp->status, *count, rp->owned, rp->len };
 			cache_put(s->cache, key.buf, key.len, &nv);
 		}
@@ -429,7 +441,8 @@ static void api_answer(server *s, struct MHD_Connection *c, request *rq, reply *
 	}
 	api_compute(s, c, norm, fn, args, rp, &rq->count, build);
 	encode_reply(rp, enc);
-	if (rp->encoding && (rp->status == 200 || rp->status == 404) && !ekey.oom && ekey.len) {
+	if (rp->encoding && (rp->status == 200 || rp->status == 404) && !ekey.oom && ekey.len &&
+	    !rp->no_store) {
 		cache_value nv = { rp->status, rq->count, rp->owned, rp->len };
 		cache_put(s->cache, ekey.buf, ekey.len, &nv);
 	}
@@ -461,7 +474,20 @@ void answer_search(atlas_engine *e, const void *args, reply *rp, long *count)
 		return;
 	}
 	*count = r.total;
-	rp->heavy = r.partial;
+	search_watch *w = sr->more.stop ? sr->more.stop_ctx : NULL;
+	/* expensive: cut by the work budget; a deadline passed under load is not the client's doing */
+	rp->heavy = r.partial && !(w && w->late);
+	if (w) {
+		w->computed = true;
+		w->work = r.work;
+		rp->no_store = w->late || w->gone;
+		if (w->gone) {
+			/* stopped because no one is left to read the answer */
+			rp->abandon = true;
+			atlas_results_free(&r);
+			return;
+		}
+	}
 	reply_json(rp, 200, atlas_json_search(e, &r));
 	atlas_results_free(&r);
 }
@@ -530,10 +556,15 @@ static void api_search(server *s, struct MHD_Connection *c, request *rq, reply *
 	search_request sr;
 	param_error pe;
 	params_from_connection(&ps, c);
-	if (search_request_parse(&sr, &ps, &pe))
+	if (search_request_parse(&sr, &ps, &pe)) {
 		reply_param_error(rp, &pe);
-	else
+	} else {
+		rq->watch.c = c;
+		rq->watch.deadline = s->cfg->deadline_ms > 0 ? rq->t0 + s->cfg->deadline_ms / 1e3 : 0;
+		sr.more.stop = serve_stop;
+		sr.more.stop_ctx = &rq->watch;
 		api_answer(s, c, rq, rp, &sr.norm, answer_search, &sr);
+	}
 	search_request_free(&sr);
 }
 
@@ -659,10 +690,25 @@ static void asset(struct MHD_Connection *c, const atlas_asset *a, reply *rp)
 		reply_not_modified(rp);
 }
 
-/* Answers a request whose body (if any) was read: checks the method, routes, and queues the
- * response. Returns MHD's answer. */
-static enum MHD_Result dispatch(server *s, struct MHD_Connection *c, request *rq,
-			       const char *method)
+/* Returns whether the request rq (method) is answered with the engine, by a search worker. */
+static bool needs_engine(const request *rq, const char *method)
+{
+	bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
+		   strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+	switch (rq->route) {
+	case ROUTE_SEARCH:
+	case ROUTE_SUGGEST:
+	case ROUTE_NEXT: return get;
+	case ROUTE_BATCH: return strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+	case ROUTE_MEILI: return strcmp(method, MHD_HTTP_METHOD_OPTIONS) != 0;
+	default: return false;
+	}
+}
+
+/* Puts together the answer of a request whose body (if any) was read into *out: checks the
+ * method and routes. Never fails: errors are replies. */
+static void compute_reply(server *s, struct MHD_Connection *c, request *rq, const char *method,
+			  reply *out)
 {
 	reply rp;
 	memset(&rp, 0, sizeof(rp));
@@ -705,8 +751,45 @@ static enum MHD_Result dispatch(server *s, struct MHD_Connection *c, request *rq
 		default: asset(c, rq->asset, &rp); break;
 		}
 	}
-	if (rp.abandon)
+	*out = rp;
+}
+
+void serve_work(pool_job *job, void *cls)
+{
+	server *s = cls;
+	request *rq = (request *)((char *)job - offsetof(request, job));
+	compute_reply(s, rq->conn, rq, rq->method_arg, &rq->rp);
+	MHD_resume_connection(rq->conn);
+}
+
+/* Answers a request whose body (if any) was read: an engine request is handed to the search
+ * workers (its connection suspended until one has answered, so that this thread serves its other
+ * connections meanwhile), any other answered here. Returns MHD's answer. */
+static enum MHD_Result dispatch(server *s, struct MHD_Connection *c, request *rq,
+			       const char *method)
+{
+	if (!rq->queued && needs_engine(rq, method)) {
+		rq->conn = c;
+		rq->method_arg = method;
+		rq->queued = true;
+		fair_client k;
+		fair_client_of(c, &k);
+		snprintf(rq->job.key, sizeof(rq->job.key), "%s", k.key);
+		/* suspended first: the worker resumes it once the answer is in rq->rp */
+		MHD_suspend_connection(c);
+		pool_submit(s->workers, &rq->job);
+		return MHD_YES;
+	}
+	reply rp;
+	if (rq->queued)
+		rp = rq->rp;
+	else
+		compute_reply(s, c, rq, method, &rp);
+	memset(&rq->rp, 0, sizeof(rq->rp));
+	if (rp.abandon) {
+		free(rp.owned);
 		return MHD_NO;
+	}
 	return send_reply(s, c, rq, &rp);
 }
 
@@ -760,7 +843,8 @@ enum MHD_Result serve_request(void *cls, struct MHD_Connection *c, const char *u
 	return dispatch(s, c, rq, method);
 }
 
-/* Writes the access log line of rq: ISO time, method, route, status, latency, result count. */
+/* Writes the access log line of rq: ISO time, method, route, status, latency, a search's work
+ * counters (postings, candidates, expansions), result count. */
 static void log_request(server *s, const request *rq, double seconds)
 {
 	struct timespec ts;
@@ -777,6 +861,15 @@ static void log_request(server *s, const request *rq, double seconds)
 	else
 		k = snprintf(line + n, sizeof(line) - n, "- %.3fms aborted", seconds * 1e3);
 	n += k > 0 ? (size_t)k : 0;
+	const search_watch *w = &rq->watch;
+	if ((w->computed || !rq->status) && rq->route == ROUTE_SEARCH && n < sizeof(line)) {
+		/* the engine's work counters, and why it stopped short when its stop hook did */
+		k = snprintf(line + n, sizeof(line) - n, " work=%ld,%ld,%ld%s",
+			     w->work.postings, w->work.candidates, w->work.expansions,
+			     !w->computed ? " not computed" : w->gone ? " client gone" :
+			     w->late ? " deadline" : "");
+		n += k > 0 ? (size_t)k : 0;
+	}
 	if (rq->count >= 0 && n < sizeof(line)) {
 		k = snprintf(line + n, sizeof(line) - n, " results=%ld", rq->count);
 		n += k > 0 ? (size_t)k : 0;

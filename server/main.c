@@ -16,6 +16,7 @@
 
 #include "fair.h"
 #include "framing.h"
+#include "pool.h"
 #include "server.h"
 
 #ifndef ATLAS_VERSION
@@ -28,13 +29,14 @@
 #define MAX_CONNECTIONS 4096
 #define CONNECTION_MEMORY (32 * 1024)
 #define DRAIN_TIMEOUT_S 10.0
+#define DEADLINE_MS 1000
 
 static const char usage[] =
 	"usage: atlas-serve --index FILE [--bind ADDR] [--port N] [--threads N]\n"
 	"                   [--cors ORIGIN]... [--cache-size N] [--cache-bytes N]\n"
 	"                   [--log FILE]\n"
 	"                   [--max-index-age SECONDS] [--request-timeout SECONDS]\n"
-	"                   [--trust-proxy ADDR]... [--budget P[,C[,E]]]\n"
+	"                   [--trust-proxy ADDR]... [--budget P[,C[,E]]] [--deadline MS]\n"
 	"                   [--index-uid NAME] [--api-key-file FILE]\n"
 	"\n"
 	"Serves the Atlas index FILE over HTTP: /api/search, /api/suggest, /api/next,\n"
@@ -47,7 +49,8 @@ static const char usage[] =
 	"  --index FILE           the index built by atlas-index (required)\n"
 	"  --bind ADDR            IPv4 or IPv6 address to listen on (default 127.0.0.1)\n"
 	"  --port N               TCP port, 0 for any free port (default 8080)\n"
-	"  --threads N            worker threads (default: one per CPU core)\n"
+	"  --threads N            HTTP threads, and as many search workers, which take the\n"
+	"                         engine requests in order of arrival (default: one per CPU core)\n"
 	"  --cors ORIGIN          allow cross-origin requests from ORIGIN (repeatable; * for any)\n"
 	"  --cache-size N         responses kept in the memory cache, at most 100000\n"
 	"                         (default 1024; 0: none)\n"
@@ -65,6 +68,9 @@ static const char usage[] =
 	"                         client whose expensive requests are limited\n"
 	"  --budget P[,C[,E]]     the work budget of a search: postings, candidates,\n"
 	"                         expansions (default 400000,20000,20000, as atlas-query's)\n"
+	"  --deadline MS          a search past MS milliseconds after its request arrived takes\n"
+	"                         no further retrieval step and answers \"partial\": true\n"
+	"                         (default 1000; 0: none)\n"
 	"  --help                 show this help\n"
 	"  --version              show the version\n"
 	"\n"
@@ -199,6 +205,7 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		{ "request-timeout", required_argument, NULL, 'r' },
 		{ "trust-proxy", required_argument, NULL, 'P' },
 		{ "budget", required_argument, NULL, 'W' },
+		{ "deadline", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -214,6 +221,7 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		.index_uid = "pages",
 		.cache_bytes = 32L << 20,
 		.request_timeout = CONNECTION_TIMEOUT_S,
+		.deadline_ms = DEADLINE_MS,
 	};
 	cfg->cors = calloc((size_t)argc, sizeof(*cfg->cors));
 	if (!cfg->cors) {
@@ -297,6 +305,12 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 			atlas_set_work_budget(&w);
 			break;
 		}
+		case 'D':
+			if (parse_long(optarg, 0, 3600L * 1000, &v)) {
+				return usage_error("--deadline must be from 0 to 3600000 milliseconds");
+			}
+			cfg->deadline_ms = v;
+			break;
 		case 'h': fputs(usage, stdout); return 1;
 		case 'V': printf("atlas-serve %s\n", ATLAS_VERSION); return 1;
 		default: fputs(usage, stderr); return 2;
@@ -356,6 +370,8 @@ static void shut_down(server *s, struct MHD_Daemon *d)
 		struct timespec pause = { 0, 10 * 1000000L };
 		nanosleep(&pause, NULL);
 	}
+	/* the requests still with the workers are answered (their connections resumed) first */
+	pool_stop(s->workers);
 	MHD_stop_daemon(d);
 }
 
@@ -440,22 +456,27 @@ int main(int argc, char **argv)
 		fprintf(stderr, "atlas-serve: %s\n", err.msg);
 		goto free_state;
 	}
-	unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	if (pool_start(&s.workers, cfg.threads, serve_work, &s)) {
+		fprintf(stderr, "atlas-serve: cannot start the search workers\n");
+		goto stop_watcher;
+	}
+	unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+			     MHD_USE_ERROR_LOG;
 	if (v6)
 		flags |= MHD_USE_IPv6;
 	errno = 0;
 	/* one thread is MHD's internal polling thread itself (a pool of one draws a warning) */
-	struct MHD_OptionItem pool[] = {
+	struct MHD_OptionItem mhd_pool[] = {
 		{ MHD_OPTION_THREAD_POOL_SIZE, cfg.threads, NULL },
 		{ MHD_OPTION_END, 0, NULL },
 	};
 	if (cfg.threads < 2)
-		pool[0].option = MHD_OPTION_END;
+		mhd_pool[0].option = MHD_OPTION_END;
 	struct MHD_Daemon *d = MHD_start_daemon(
 		flags, (uint16_t)cfg.port, framing_accept, NULL, serve_request, &s,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 		MHD_OPTION_SOCK_ADDR, &addr.sa,
-		MHD_OPTION_ARRAY, pool,
+		MHD_OPTION_ARRAY, mhd_pool,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
 		MHD_OPTION_NOTIFY_CONNECTION, framing_notify, NULL,
 		MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
@@ -466,7 +487,7 @@ int main(int argc, char **argv)
 	if (!d) {
 		fprintf(stderr, "atlas-serve: cannot listen on %s port %d: %s\n", cfg.bind,
 			cfg.port, errno ? strerror(errno) : "the HTTP daemon did not start");
-		goto stop_watcher;
+		goto stop_workers;
 	}
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	live_info li;
@@ -480,6 +501,8 @@ int main(int argc, char **argv)
 	wait_signals(&s, &set);
 	shut_down(&s, d);
 	status = 0;
+stop_workers:
+	pool_free(s.workers);
 stop_watcher:
 	live_stop(s.index);
 free_state:

@@ -34,6 +34,7 @@ typedef struct serve_config {
 	long request_timeout;        /* --request-timeout SECONDS */
 	struct sockaddr_storage trust[16];  /* --trust-proxy ADDR... */
 	int ntrust;
+	long deadline_ms;            /* --deadline MS: a search stops this long after its request */
 } serve_config;
 
 /* Shared by every worker thread; set up before the daemon starts, torn down after it stopped. */
@@ -47,6 +48,7 @@ typedef struct server {
 	double started;              /* CLOCK_MONOTONIC seconds at start, for uptime_s */
 	atomic_long inflight;        /* requests between their first handler call and completion */
 	atomic_bool closing;         /* shutting down: responses carry Connection: close */
+	struct pool *workers;        /* the search workers, fed by the HTTP threads */
 } server;
 
 /* The MHD access handler (cls is the server): answers on the second call, never the first. */
@@ -57,6 +59,11 @@ enum MHD_Result serve_request(void *cls, struct MHD_Connection *c, const char *u
 /* The MHD completion callback: counts, logs and frees the request started by serve_request. */
 void serve_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		     enum MHD_RequestTerminationCode toe);
+
+/* A search worker's job (pool_fn; cls is the server): answers the suspended request of job into
+ * its reply and resumes its connection, whose handler call then sends the answer. */
+struct pool_job;
+void serve_work(struct pool_job *job, void *cls);
 
 /* Empties the response cache (the live index's swap callback; cls is the server). */
 void serve_on_swap(void *cls);

@@ -163,7 +163,7 @@ def main():
         time.sleep(1.5)
         log = open(srv.log, errors='replace').read()
         aborted = sum(1 for line in log.splitlines()
-                      if ' /api/search ' in line and line.endswith('aborted'))
+                      if ' /api/search ' in line and ' aborted work=' in line)
         F.check(gone >= 4 and aborted >= 4,
                 'searches whose client closed at once: %d of 5 abandoned unanswered, %d logged '
                 '"aborted"' % (gone, aborted))

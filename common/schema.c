@@ -100,3 +100,16 @@ int atlas_schema_check(sqlite3 *db, atlas_error *err)
 				       ATLAS_SCHEMA_VERSION);
 	return 0;
 }
+
+const char atlas_analytics_sql[] =
+	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+	"CREATE TABLE IF NOT EXISTS searches(id INTEGER PRIMARY KEY, at INTEGER NOT NULL,\n"
+	"  qid TEXT NOT NULL, query TEXT NOT NULL, corrected TEXT, filters TEXT NOT NULL,\n"
+	"  results INTEGER NOT NULL, took_ms REAL NOT NULL, page INTEGER NOT NULL);\n"
+	"CREATE INDEX IF NOT EXISTS searches_at ON searches(at);\n"
+	"CREATE INDEX IF NOT EXISTS searches_qid ON searches(qid);\n"
+	"CREATE TABLE IF NOT EXISTS clicks(id INTEGER PRIMARY KEY, at INTEGER NOT NULL,\n"
+	"  qid TEXT NOT NULL, path TEXT NOT NULL, rank INTEGER NOT NULL);\n"
+	"CREATE INDEX IF NOT EXISTS clicks_qid ON clicks(qid);\n"
+	"CREATE TABLE IF NOT EXISTS corrections(qid TEXT PRIMARY KEY, at INTEGER NOT NULL,\n"
+	"  corrected TEXT NOT NULL);\n";

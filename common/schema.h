@@ -9,6 +9,10 @@
 /* Bumped whenever a table or column changes meaning; readers refuse other versions. */
 #define ATLAS_SCHEMA_VERSION 16
 
+/* Meta keys of the kept pages (atlas-index --keep-going): how many pages are their previous
+ * index's version or left out; the table kept_pages says which and why. */
+#define ATLAS_META_KEPT_PAGES "kept_pages"
+
 /* Column order of the documents FTS5 table, and of the bm25() weights that go with it. defs holds
  * the names a page defines (the definition terms and API signatures of a built site's pages,
  * none for the Markdown corpus), last so that the fields table's columns keep the same numbers. */
@@ -24,6 +28,10 @@ extern const char atlas_schema_signals_sql[];
 /* The SQL that creates the fields and titles FTS5 tables alone, the same as in atlas_schema_sql
  * (they need the "atlas" tokenizer): they are indexed in the signals' file too, then copied. */
 extern const char atlas_schema_fields_sql[];
+
+/* The SQL that creates the tables of an analytics file (atlas-serve --analytics): searches,
+ * clicks, the corrections of query ids, and meta (retention_days). */
+extern const char atlas_analytics_sql[];
 
 /* Checks that db is an Atlas index of ATLAS_SCHEMA_VERSION: returns 0, or ATLAS_ESCHEMA with the
  * reason (not an index, another version) in err. */

@@ -36,9 +36,10 @@ static const char usage[] =
 	"                   [--max-index-age SECONDS] [--request-timeout SECONDS]\n"
 	"                   [--trust-proxy ADDR]... [--budget P[,C[,E]]]\n"
 	"                   [--index-uid NAME] [--api-key-file FILE]\n"
+	"                   [--analytics FILE [--analytics-days N]]\n"
 	"\n"
 	"Serves the Atlas index FILE over HTTP: /api/search, /api/suggest, /api/next,\n"
-	"/api/batch, /healthz, /metrics, a read-only Meilisearch-compatible subset\n"
+	"/api/batch, /api/click, /healthz, /metrics, a read-only Meilisearch-compatible subset\n"
 	"(/indexes/NAME/search, /multi-search, /health, /version) and a search page at /. The index file is watched: a new file\n"
 	"renamed over it is validated and swapped in without dropping a request (SIGHUP\n"
 	"checks at once); a file that fails validation is refused and the previous index\n"
@@ -65,6 +66,11 @@ static const char usage[] =
 	"                         client whose expensive requests are limited\n"
 	"  --budget P[,C[,E]]     the work budget of a search: postings, candidates,\n"
 	"                         expansions (default 400000,20000,20000, as atlas-query's)\n"
+	"  --analytics FILE       record settled searches and the clicks the widget reports\n"
+	"                         (POST /api/click) in the SQLite file FILE: no address,\n"
+	"                         cookie or user agent; read with atlas-query --analytics\n"
+	"  --analytics-days N     keep analytics rows N days (default 90; the nightly job\n"
+	"                         prunes with atlas-query --analytics FILE --prune)\n"
 	"  --help                 show this help\n"
 	"  --version              show the version\n"
 	"\n"
@@ -199,6 +205,8 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		{ "request-timeout", required_argument, NULL, 'r' },
 		{ "trust-proxy", required_argument, NULL, 'P' },
 		{ "budget", required_argument, NULL, 'W' },
+		{ "analytics", required_argument, NULL, 'A' },
+		{ "analytics-days", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -214,6 +222,7 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		.index_uid = "pages",
 		.cache_bytes = 32L << 20,
 		.request_timeout = CONNECTION_TIMEOUT_S,
+		.analytics_days = ANALYTICS_DAYS_DEFAULT,
 	};
 	cfg->cors = calloc((size_t)argc, sizeof(*cfg->cors));
 	if (!cfg->cors) {
@@ -297,6 +306,12 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 			atlas_set_work_budget(&w);
 			break;
 		}
+		case 'A': cfg->analytics_path = optarg; break;
+		case 'D':
+			if (parse_long(optarg, 1, 36500, &v))
+				return usage_error("--analytics-days must be a number from 1 to 36500");
+			cfg->analytics_days = (int)v;
+			break;
 		case 'h': fputs(usage, stdout); return 1;
 		case 'V': printf("atlas-serve %s\n", ATLAS_VERSION); return 1;
 		default: fputs(usage, stderr); return 2;
@@ -436,6 +451,12 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* a file size limit (ulimit -f) fails the analytics write with EFBIG instead of killing */
+	signal(SIGXFSZ, SIG_IGN);
+	if (cfg.analytics_path && analytics_open(&s.analytics, cfg.analytics_path, cfg.analytics_days, &err)) {
+		fprintf(stderr, "atlas-serve: %s\n", err.msg);
+		goto free_state;
+	}
 	if (live_start(s.index, &err)) {
 		fprintf(stderr, "atlas-serve: %s\n", err.msg);
 		goto free_state;
@@ -483,6 +504,7 @@ int main(int argc, char **argv)
 stop_watcher:
 	live_stop(s.index);
 free_state:
+	analytics_close(s.analytics);
 	metrics_free(s.metrics);
 	cache_free(s.cache);
 	framing_free();

@@ -310,19 +310,24 @@ static int open_db(analytics *a, const char *path, int days, atlas_error *err)
 				       a->db ? sqlite3_errmsg(a->db) : "out of memory");
 	char sql[512];
 	snprintf(sql, sizeof(sql),
-		 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 		 "INSERT OR REPLACE INTO meta(key, value) VALUES('retention_days', '%d');"
 		 "DELETE FROM searches WHERE at < strftime('%%s','now') - %d * 86400;"
 		 "DELETE FROM clicks WHERE at < strftime('%%s','now') - %d * 86400;"
 		 "DELETE FROM corrections WHERE at < strftime('%%s','now') - %d * 86400;",
 		 days, days, days, days);
 	char *msg = NULL;
-	if (sqlite3_exec(a->db, atlas_analytics_sql, NULL, NULL, &msg) != SQLITE_OK ||
-	    sqlite3_exec(a->db, sql, NULL, NULL, &msg) != SQLITE_OK || prepare(a) != SQLITE_OK) {
+	if (sqlite3_exec(a->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, &msg) != SQLITE_OK ||
+	    sqlite3_exec(a->db, atlas_analytics_sql, NULL, NULL, &msg) != SQLITE_OK || prepare(a) != SQLITE_OK) {
 		atlas_error_set(err, ATLAS_ESQL, "analytics file %s: %s", path,
 				msg ? msg : sqlite3_errmsg(a->db));
 		sqlite3_free(msg);
 		return ATLAS_ESQL;
+	}
+	/* retention is the nightly job's too: a full disk or a locked file only delays it */
+	if (sqlite3_exec(a->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		fprintf(stderr, "atlas-serve: analytics file %s: retention not applied: %s\n", path,
+			msg ? msg : sqlite3_errmsg(a->db));
+		sqlite3_free(msg);
 	}
 	/* a locked file fails the batch at once: a request never waits, and neither does the writer */
 	sqlite3_busy_timeout(a->db, 0);

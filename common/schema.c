@@ -32,6 +32,13 @@
 const char atlas_schema_sql[] =
 	/* key/value facts about the build: schema_version, build_id, built_at, corpus_digest, counts */
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+	/* each page file as read (zstd), by its name under the corpus or site directory: the last
+	 * good version that atlas-index --keep-going keeps when the file has become invalid */
+	"CREATE TABLE page_sources(file TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;\n"
+	/* the page files this index holds at their previous version (kept = 1) or left out (kept =
+	 * 0) because the corpus's were invalid, with the first error (atlas-index --keep-going) */
+	"CREATE TABLE kept_pages(file TEXT PRIMARY KEY, kept INTEGER NOT NULL, error TEXT NOT NULL)"
+	" WITHOUT ROWID;\n"
 	/* one row per page; type is explainer|guide|topic|page; topics is a JSON array of paths; a
 	 * page's URL is meta's site_url followed by its path */
 	"CREATE TABLE docs(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, type TEXT NOT NULL,"

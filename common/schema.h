@@ -7,7 +7,7 @@
 #include "error.h"
 
 /* Bumped whenever a table or column changes meaning; readers refuse other versions. */
-#define ATLAS_SCHEMA_VERSION 16
+#define ATLAS_SCHEMA_VERSION 17
 
 /* Meta keys of the kept pages (atlas-index --keep-going): how many pages are their previous
  * index's version or left out; the table kept_pages says which and why. */

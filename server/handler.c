@@ -602,8 +602,6 @@ static void healthz(server *s, reply *rp)
 		cJSON_AddStringToObject(o, "last_reindex_error", rs.error);
 	else
 		cJSON_AddNullToObject(o, "last_reindex_error");
-	if (rs.known && rs.at)
-		cJSON_AddNumberToObject(o, "last_reindex_at", (double)rs.at);
 	cJSON_AddNumberToObject(o, "pages", info.pages);
 	cJSON_AddStringToObject(o, "build_id", info.build_id);
 	cJSON_AddStringToObject(o, "built_at", info.built_at);

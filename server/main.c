@@ -70,7 +70,7 @@ static const char usage[] =
 	"                         (POST /api/click) in the SQLite file FILE: no address,\n"
 	"                         cookie or user agent; read with atlas-query --analytics\n"
 	"  --analytics-days N     keep analytics rows N days (default 90; the nightly job\n"
-	"                         prunes with atlas-query --analytics FILE --prune)\n"
+	"                         deletes older rows with atlas-query)\n"
 	"  --help                 show this help\n"
 	"  --version              show the version\n"
 	"\n"

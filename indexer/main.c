@@ -11,6 +11,7 @@
 #include "build.h"
 #include "corpus.h"
 #include "keep.h"
+#include "lint.h"
 #include "site.h"
 
 #ifndef ATLAS_VERSION
@@ -139,6 +140,10 @@ int main(int argc, char **argv)
 	if (site_dir)
 		dir = site_dir;
 	double t_read = now_ms() - t0;
+	if (check && valid == 0)
+		lint_corpus(&c, dir, &d);
+	if (check && valid == 0 && d.errors > 0 && !k.n)
+		valid = -1;
 	print_diags(&d);
 	int status = 0;
 	for (int i = 0; valid == 0 && i < k.n; i++)

@@ -41,6 +41,7 @@ struct analytics {
 	int head, len;
 	bool stop;
 	event *pending[PENDING_MAX];
+	unsigned char pending_first[PENDING_MAX]; /* the first byte of each one's words */
 	int npending;
 	atomic_ulong written_searches, written_clicks, dropped, superseded;
 	atomic_long queued;
@@ -161,26 +162,34 @@ static bool prefix_related(const char *a, const char *b)
  * list is full its oldest goes to batch. */
 static void settle_add(analytics *a, event *e, event **batch, int *nbatch)
 {
+	/* words in a prefix relation start with the same byte: most pending searches are passed
+	 * over on that one byte, kept beside the list so that the scan reads no event */
+	unsigned char first = (unsigned char)e->text[0];
 	int k = 0;
 	for (int i = 0; i < a->npending; i++) {
-		event *p = a->pending[i];
-		/* words in a prefix relation start with the same byte: most pending searches are
-		 * passed over on that one comparison */
-		if (p->text[0] == e->text[0] && e->mono - p->mono < ANALYTICS_SETTLE_S &&
-		    strcmp(p->filters, e->filters) == 0 &&
-		    prefix_related(p->text, e->text)) {
-			free(p);
-			atomic_fetch_add(&a->superseded, 1);
-			continue;
+		if (a->pending_first[i] == first) {
+			event *p = a->pending[i];
+			if (e->mono - p->mono < ANALYTICS_SETTLE_S && strcmp(p->filters, e->filters) == 0 &&
+			    prefix_related(p->text, e->text)) {
+				free(p);
+				atomic_fetch_add(&a->superseded, 1);
+				continue;
+			}
 		}
-		a->pending[k++] = p;
+		a->pending_first[k] = a->pending_first[i];
+		a->pending[k++] = a->pending[i];
 	}
 	a->npending = k;
 	if (a->npending == PENDING_MAX) {
-		batch[(*nbatch)++] = a->pending[0];
-		memmove(a->pending, a->pending + 1, (PENDING_MAX - 1) * sizeof(event *));
-		a->npending--;
+		/* the older half goes out unsettled, at once: a burst costs one move, not one each */
+		int half = PENDING_MAX / 2;
+		memcpy(batch + *nbatch, a->pending, (size_t)half * sizeof(event *));
+		*nbatch += half;
+		memmove(a->pending, a->pending + half, (size_t)(PENDING_MAX - half) * sizeof(event *));
+		memmove(a->pending_first, a->pending_first + half, (size_t)(PENDING_MAX - half));
+		a->npending -= half;
 	}
+	a->pending_first[a->npending] = first;
 	a->pending[a->npending++] = e;
 }
 
@@ -190,10 +199,12 @@ static void settle_due(analytics *a, bool all, event **batch, int *nbatch)
 	double now = mono_now();
 	int k = 0;
 	for (int i = 0; i < a->npending; i++) {
-		if (all || now - a->pending[i]->mono >= ANALYTICS_SETTLE_S)
+		if (all || now - a->pending[i]->mono >= ANALYTICS_SETTLE_S) {
 			batch[(*nbatch)++] = a->pending[i];
-		else
+		} else {
+			a->pending_first[k] = a->pending_first[i];
 			a->pending[k++] = a->pending[i];
+		}
 	}
 	a->npending = k;
 }

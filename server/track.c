@@ -78,10 +78,19 @@ void track_search(server *s, const search_request *sr, const request *rq, const 
 		atomic_fetch_add(&s->zero_results, 1);
 	if (!s->analytics || rq->count < 0)
 		return;
-	live_info li;
-	live_info_get(s->index, &li);
 	char qid[ANALYTICS_QID_LEN + 1], filters[1024];
-	analytics_qid(qid, li.build_id, sr->norm.buf ? sr->norm.buf : "", sr->norm.len);
+	static const char head[] = "{\"query_id\":\"";
+	size_t hl = sizeof(head) - 1;
+	if (!rp->encoding && rp->body && rp->len > hl + ANALYTICS_QID_LEN &&
+	    memcmp(rp->body, head, hl) == 0) {
+		/* the id the answer carries */
+		memcpy(qid, rp->body + hl, ANALYTICS_QID_LEN);
+		qid[ANALYTICS_QID_LEN] = '\0';
+	} else {
+		live_info li;
+		live_info_get(s->index, &li);
+		analytics_qid(qid, li.build_id, sr->norm.buf ? sr->norm.buf : "", sr->norm.len);
+	}
 	filters_of(filters, sizeof(filters), sr);
 	int limit = sr->p.limit > 0 ? sr->p.limit : 1;
 	analytics_search_row row = {

@@ -35,6 +35,13 @@
 const char atlas_schema_sql[] =
 	/* key/value facts about the build: schema_version, build_id, built_at, corpus_digest, counts */
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+	/* each page file as read (zstd), by its name under the corpus or site directory: the last
+	 * good version that atlas-index --keep-going keeps when the file has become invalid */
+	"CREATE TABLE page_sources(file TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;\n"
+	/* the page files this index holds at their previous version (kept = 1) or left out (kept =
+	 * 0) because the corpus's were invalid, with the first error (atlas-index --keep-going) */
+	"CREATE TABLE kept_pages(file TEXT PRIMARY KEY, kept INTEGER NOT NULL, error TEXT NOT NULL)"
+	" WITHOUT ROWID;\n"
 	/* one row per page; type is explainer|guide|topic|page; topics is a JSON array of paths; a
 	 * page's URL is meta's site_url followed by its path */
 	"CREATE TABLE docs(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, type TEXT NOT NULL,"
@@ -133,3 +140,16 @@ int atlas_schema_check(sqlite3 *db, atlas_error *err)
 				       ATLAS_SCHEMA_VERSION);
 	return 0;
 }
+
+const char atlas_analytics_sql[] =
+	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+	"CREATE TABLE IF NOT EXISTS searches(id INTEGER PRIMARY KEY, at INTEGER NOT NULL,\n"
+	"  qid TEXT NOT NULL, query TEXT NOT NULL, corrected TEXT, filters TEXT NOT NULL,\n"
+	"  results INTEGER NOT NULL, took_ms REAL NOT NULL, page INTEGER NOT NULL);\n"
+	"CREATE INDEX IF NOT EXISTS searches_at ON searches(at);\n"
+	"CREATE INDEX IF NOT EXISTS searches_qid ON searches(qid);\n"
+	"CREATE TABLE IF NOT EXISTS clicks(id INTEGER PRIMARY KEY, at INTEGER NOT NULL,\n"
+	"  qid TEXT NOT NULL, path TEXT NOT NULL, rank INTEGER NOT NULL);\n"
+	"CREATE INDEX IF NOT EXISTS clicks_qid ON clicks(qid);\n"
+	"CREATE TABLE IF NOT EXISTS corrections(qid TEXT PRIMARY KEY, at INTEGER NOT NULL,\n"
+	"  corrected TEXT NOT NULL);\n";

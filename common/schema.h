@@ -8,7 +8,11 @@
 #include "error.h"
 
 /* Bumped whenever a table or column changes meaning; readers refuse other versions. */
-#define ATLAS_SCHEMA_VERSION 16
+#define ATLAS_SCHEMA_VERSION 17
+
+/* Meta keys of the kept pages (atlas-index --keep-going): how many pages are their previous
+ * index's version or left out; the table kept_pages says which and why. */
+#define ATLAS_META_KEPT_PAGES "kept_pages"
 
 /* Column order of the documents FTS5 table, and of the bm25() weights that go with it. defs holds
  * the names a page defines (the definition terms and API signatures of a built site's pages,
@@ -77,6 +81,9 @@ extern const char *const atlas_fields_shadow_tables[];
  * (SQLITE_FULL) is ATLAS_EIO with WHY "disk full"; any other error ATLAS_ESQL with WHY why, or
  * SQLite's message when why is NULL. Returns the code set. */
 int atlas_sql_error(atlas_error *err, sqlite3 *db, const char *file, const char *what, const char *why);
+/* The SQL that creates the tables of an analytics file (atlas-serve --analytics): searches,
+ * clicks, the corrections of query ids, and meta (retention_days). */
+extern const char atlas_analytics_sql[];
 
 /* Checks that db is an Atlas index of ATLAS_SCHEMA_VERSION: returns 0, or ATLAS_ESCHEMA with the
  * reason (not an index, another version) in err. */

@@ -664,6 +664,23 @@ static void build_id_of(char *buf, size_t cap, unsigned long long corpus_digest)
 	snprintf(buf, cap, "%016llx", h);
 }
 
+static build_extra_fn extra_fn;
+static void *extra_ctx;
+
+/* Sets what write_extra runs. */
+void index_build_set_extra(build_extra_fn fn, void *ctx)
+{
+	extra_fn = fn;
+	extra_ctx = ctx;
+}
+
+/* Runs the caller's extra writer (index_build_set_extra), if any. Returns its code. */
+static int write_extra(writer *w, const corpus *c, build_stats *stats)
+{
+	(void)stats;
+	return extra_fn ? extra_fn(w->db, c, extra_ctx, w->err) : 0;
+}
+
 static int write_meta(writer *w, const corpus *c, build_stats *stats)
 {
 	sqlite3_stmt *st = NULL;
@@ -910,6 +927,7 @@ int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_mem
 		{ "synonyms", write_synonyms },
 		/* the work that needs no read-next rows, done before waiting for them */
 		{ "optimize", optimize_fts },
+		{ "page sources", write_extra },
 		{ "integrity check", check_written },
 		{ "vocabulary, read-next signals, fields and titles indexes", write_signals },
 		{ "meta", write_meta },

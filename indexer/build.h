@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include <sqlite3.h>
+
 #include "corpus.h"
 #include "error.h"
 
@@ -37,6 +39,12 @@ typedef struct build_stats {
  * file). Returns 0 or a negative ATLAS_E* code. */
 int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_memory_mib,
 		atlas_error *err);
+
+/* What a caller adds to the index: fn is called by index_build with the new index open in its
+ * transaction, after the documents are written and before the index is checked. Set once before
+ * index_build (NULL: nothing). fn returns 0 or an ATLAS_E* code with err set, failing the build. */
+typedef int (*build_extra_fn)(sqlite3 *db, const corpus *c, void *ctx, atlas_error *err);
+void index_build_set_extra(build_extra_fn fn, void *ctx);
 
 /* Removes temporary files left beside out_path by builds that were killed. Returns how many. */
 int index_remove_stale_temps(const char *out_path);

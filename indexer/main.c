@@ -10,6 +10,8 @@
 #include "analyzer.h"
 #include "build.h"
 #include "corpus.h"
+#include "keep.h"
+#include "lint.h"
 #include "site.h"
 
 #ifndef ATLAS_VERSION
@@ -17,8 +19,9 @@
 #endif
 
 static const char usage[] =
-	"usage: atlas-index --corpus DIR --out FILE [--check] [--strict] [--quiet] [--fts-memory MIB]\n"
-	"       atlas-index --site DIR --out FILE [--config FILE] [--check] [--strict] [--quiet] ...\n"
+	"usage: atlas-index --corpus DIR --out FILE [--check] [--strict] [--keep-going] [--quiet]\n"
+	"                   [--fts-memory MIB]\n"
+	"       atlas-index --site DIR --out FILE [--config FILE] [--check] [--strict] [--keep-going] ...\n"
 	"\n"
 	"Validates the corpus (or the built HTML site) in DIR and builds the search index FILE from\n"
 	"it. The index is written to a temporary file beside FILE and renamed over it only when\n"
@@ -32,6 +35,11 @@ static const char usage[] =
 	"  --check        validate only; write nothing\n"
 	"  --strict       treat warnings (broken links, sitemap differences, pages without a title\n"
 	"                 or content, ...) as errors\n"
+	"  --keep-going   build even when some page files are invalid: each is built at its last\n"
+	"                 good version, the one in the index FILE being replaced, or left out when\n"
+	"                 that has none; each is reported with its error, and the index records them\n"
+	"                 (atlas-serve's /healthz says \"degraded\"). Errors outside page files\n"
+	"                 (sitemap, topics, synonyms, configuration) still stop the build\n"
 	"  --quiet        print problems only, no summary\n"
 	"  --fts-memory MIB\n"
 	"                 memory for the full-text index's pending terms (default 64, 1 to 4096;\n"
@@ -40,7 +48,8 @@ static const char usage[] =
 	"  --help         show this help\n"
 	"  --version      show the version\n"
 	"\n"
-	"Exit status: 0 built (or valid), 1 corpus, site or I/O error, 2 usage error.\n";
+	"Exit status: 0 built (or valid), 1 corpus, site or I/O error, 2 usage error, 3 built (or\n"
+	"valid) with page files kept at their previous version or left out (--keep-going).\n";
 
 static double now_ms(void)
 {
@@ -67,13 +76,14 @@ int main(int argc, char **argv)
 	 * all the time */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	const char *dir = NULL, *out = NULL, *site_dir = NULL, *config = NULL;
-	int check = 0, strict = 0, quiet = 0, fts_memory = BUILD_FTS_MEMORY_MIB;
+	int check = 0, strict = 0, quiet = 0, keep_going = 0, fts_memory = BUILD_FTS_MEMORY_MIB;
 	static const struct option opts[] = {
 		{ "corpus", required_argument, NULL, 'c' }, { "out", required_argument, NULL, 'o' },
 		{ "check", no_argument, NULL, 'k' },        { "strict", no_argument, NULL, 's' },
 		{ "quiet", no_argument, NULL, 'q' },        { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },      { "fts-memory", required_argument, NULL, 'm' },
 		{ "site", required_argument, NULL, 'S' },   { "config", required_argument, NULL, 'C' },
+		{ "keep-going", no_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -86,6 +96,7 @@ int main(int argc, char **argv)
 		case 'k': check = 1; break;
 		case 's': strict = 1; break;
 		case 'q': quiet = 1; break;
+		case 'K': keep_going = 1; break;
 		case 'm': {
 			char *end;
 			errno = 0;
@@ -122,17 +133,29 @@ int main(int argc, char **argv)
 	double t0 = now_ms();
 	diag_list d = { 0 };
 	corpus c;
-	if (site_dir)
-		site_load(&c, site_dir, config, strict, &d);
-	else
-		corpus_load(&c, dir, strict, &d);
+	keep_state k;
+	keep_source src = { site_dir ? site_dir : dir, site_dir != NULL, config, strict };
+	int valid = keep_load(&c, &src, keep_going, out ? out : "", &k, &d);
 	const char *what = site_dir ? "site" : "corpus";
 	if (site_dir)
 		dir = site_dir;
 	double t_read = now_ms() - t0;
+	if (check && valid == 0)
+		lint_corpus(&c, dir, &d);
+	if (check && valid == 0 && d.errors > 0 && !k.n)
+		valid = -1;
 	print_diags(&d);
 	int status = 0;
-	if (d.errors) {
+	for (int i = 0; valid == 0 && i < k.n; i++)
+		fprintf(stderr, "atlas-index: %s: %s (%s)\n", k.files[i].rel,
+			k.files[i].kept ? "kept at its previous version" : "left out, no previous version",
+			k.files[i].error);
+	if (valid == 0 && k.n) {
+		fprintf(stderr, "atlas-index: --keep-going: %d invalid page file%s set apart\n", k.n,
+			k.n == 1 ? "" : "s");
+		status = 3;
+	}
+	if (valid) {
 		fprintf(stderr, "atlas-index: %d error%s, %d warning%s; %s\n", d.errors, d.errors == 1 ? "" : "s",
 			d.warnings, d.warnings == 1 ? "" : "s",
 			check ? (site_dir ? "the site is not valid" : "the corpus is not valid")
@@ -148,6 +171,7 @@ int main(int argc, char **argv)
 	}
 	build_stats st;
 	atlas_error err = { 0, "" };
+	keep_install(&k);
 	if (index_build(&st, &c, out, fts_memory, &err)) {
 		fprintf(stderr, "atlas-index: %s\natlas-index: build failed; the previous index is untouched\n",
 			err.msg);
@@ -171,6 +195,7 @@ int main(int argc, char **argv)
 		printf(")\n");
 	}
 done:
+	keep_free(&k);
 	corpus_free(&c);
 	diag_list_free(&d);
 	return status;

@@ -7,6 +7,7 @@
 
 #include "engine.h"
 #include "json.h"
+#include "report.h"
 #include "strbuf.h"
 
 #ifndef ATLAS_VERSION
@@ -18,6 +19,8 @@ static const char usage[] =
 	"       atlas-query --index FILE --next PATH [--guide SLUG] [--seen PATH,PATH...]\n"
 	"       atlas-query --index FILE --suggest PREFIX\n"
 	"       atlas-query --index FILE --stats\n"
+	"       atlas-query --analytics FILE [--index FILE] [--since DAYS] [--json]\n"
+	"       atlas-query --analytics FILE --prune [--since DAYS]\n"
 	"\n"
 	"Searches the Atlas index FILE and prints a table of results (or JSON with --json, exactly\n"
 	"the body atlas-serve returns for the same request). Put -- before a query whose first word\n"
@@ -37,6 +40,12 @@ static const char usage[] =
 	"  --seen PATHS     with --next: comma-separated paths already read\n"
 	"  --suggest PREFIX typeahead for PREFIX: the query completed, then titles (--limit 1-20)\n"
 	"  --stats          page counts, vocabulary size, build id and time, corpus digest\n"
+	"  --analytics FILE the analytics file of atlas-serve --analytics: top queries,\n"
+	"                   zero-result queries (with the pages the --index suggests),\n"
+	"                   queries with results but no clicks, click-through by rank\n"
+	"  --since DAYS     with --analytics: the last DAYS days (default 30)\n"
+	"  --prune          with --analytics: delete rows older than the retention the server\n"
+	"                   recorded in the file (default 90 days), or than --since DAYS\n"
 	"  --help           show this help\n"
 	"  --version        show the version\n"
 	"\n"
@@ -216,12 +225,29 @@ static char *run_search(atlas_engine *e, atlas_search_params *sp, int limit, boo
 	return body;
 }
 
+/* atlas-query --analytics: the report (or --prune). Returns the exit status. */
+static int run_analytics(const char *file, const char *index, int since, bool json, bool prune)
+{
+	if (prune)
+		return report_prune(file, since);
+	atlas_engine *e = NULL;
+	atlas_error err = { 0, "" };
+	if (index && atlas_engine_open(&e, index, &err)) {
+		fprintf(stderr, "atlas-query: %s\n", err.msg);
+		return 1;
+	}
+	int status = report_run(stdout, file, since ? since : 30, json, e);
+	atlas_engine_free(e);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	const char *index = NULL, *next = NULL, *guide = NULL, *seen = NULL, *suggest = NULL;
 	atlas_search_params sp = { NULL, 0, 0, NULL, NULL, false, false };
-	bool json = false, stats = false;
-	int limit = 0;
+	bool json = false, stats = false, prune = false;
+	int limit = 0, since = 0;
+	const char *analytics = NULL;
 	static const struct option opts[] = {
 		{ "index", required_argument, NULL, 'i' },   { "json", no_argument, NULL, 'j' },
 		{ "limit", required_argument, NULL, 'l' },   { "offset", required_argument, NULL, 'o' },
@@ -230,6 +256,8 @@ int main(int argc, char **argv)
 		{ "guide", required_argument, NULL, 'g' },   { "seen", required_argument, NULL, 's' },
 		{ "suggest", required_argument, NULL, 'S' }, { "stats", no_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },          { "version", no_argument, NULL, 'V' },
+		{ "analytics", required_argument, NULL, 'A' }, { "since", required_argument, NULL, 'D' },
+		{ "prune", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -267,10 +295,24 @@ int main(int argc, char **argv)
 		case 's': seen = optarg; break;
 		case 'S': suggest = optarg; break;
 		case 'z': stats = true; break;
+		case 'A': analytics = optarg; break;
+		case 'P': prune = true; break;
+		case 'D':
+			if (parse_int(optarg, &since) || since < 1 || since > 36500) {
+				fprintf(stderr, "atlas-query: --since must be a number of days from 1 to 36500\n");
+				return 2;
+			}
+			break;
 		case 'h': fputs(usage, stdout); return 0;
 		case 'V': printf("atlas-query %s\n", ATLAS_VERSION); return 0;
 		default: fputs(usage, stderr); return 2;
 		}
+	}
+	if (analytics)
+		return run_analytics(analytics, index, since, json, prune);
+	if (prune || since) {
+		fprintf(stderr, "atlas-query: --prune and --since go with --analytics\n%s", usage);
+		return 2;
 	}
 	if (!index) {
 		fprintf(stderr, "atlas-query: --index is required\n%s", usage);

@@ -12,12 +12,14 @@
 #include "assets.h"
 #include "encode.h"
 #include "fair.h"
+#include "health.h"
 #include "framing.h"
 #include "json.h"
 #include "params.h"
 #include "utf8.h"
 #include "server.h"
 #include "strbuf.h"
+#include "track.h"
 
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define API_CACHE_CONTROL "public, max-age=60"
@@ -40,6 +42,7 @@ static const struct {
 	{ "/api/suggest", ROUTE_SUGGEST },
 	{ "/api/next", ROUTE_NEXT },
 	{ "/api/batch", ROUTE_BATCH },
+	{ "/api/click", ROUTE_CLICK },
 	{ "/healthz", ROUTE_HEALTHZ },
 	{ "/metrics", ROUTE_METRICS },
 };
@@ -488,7 +491,7 @@ void answer_search(atlas_engine *e, const void *args, reply *rp, long *count)
 			return;
 		}
 	}
-	reply_json(rp, 200, atlas_json_search(e, &r));
+	reply_json(rp, 200, track_answer(e, sr, &r, atlas_json_search(e, &r)));
 	atlas_results_free(&r);
 }
 
@@ -564,6 +567,7 @@ static void api_search(server *s, struct MHD_Connection *c, request *rq, reply *
 		sr.more.stop = serve_stop;
 		sr.more.stop_ctx = &rq->watch;
 		api_answer(s, c, rq, rp, &sr.norm, answer_search, &sr);
+		track_search(s, &sr, rq, rp);
 	}
 	search_request_free(&sr);
 }
@@ -618,8 +622,16 @@ static void healthz(server *s, reply *rp)
 	live_info_get(s->index, &info);
 	long long age = (long long)time(NULL) - info.built_at_unix;
 	bool stale = s->cfg->max_index_age > 0 && age > s->cfg->max_index_age;
+	reindex_status rs;
+	health_reindex(s->cfg->index, &rs);
+	int kept = health_kept_pages(s);
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "status", stale ? "stale" : "ok");
+	cJSON_AddStringToObject(o, "status", stale ? "stale" : kept || rs.failed ? "degraded" : "ok");
+	cJSON_AddNumberToObject(o, "kept_pages", kept);
+	if (rs.failed)
+		cJSON_AddStringToObject(o, "last_reindex_error", rs.error);
+	else
+		cJSON_AddNullToObject(o, "last_reindex_error");
 	cJSON_AddNumberToObject(o, "pages", info.pages);
 	cJSON_AddStringToObject(o, "build_id", info.build_id);
 	cJSON_AddStringToObject(o, "built_at", info.built_at);
@@ -661,9 +673,16 @@ static void metrics_page(server *s, reply *rp)
 		.cache_bytes = cs.bytes,
 		.warm_misses = info.warm_misses,
 		.cache_max_bytes = cs.max_bytes,
+		.zero_results = atomic_load(&s->zero_results),
+		.kept_pages = health_kept_pages(s),
 	};
+	reindex_status rs;
+	health_reindex(s->cfg->index, &rs);
+	g.reindex_known = rs.known;
+	g.reindex_failed = rs.failed;
+	g.reindex_at = rs.at;
 	strbuf out = STRBUF_INIT;
-	if (metrics_render(s->metrics, &g, &out)) {
+	if (metrics_render(s->metrics, &g, &out) || analytics_render_metrics(s->analytics, &out)) {
 		strbuf_free(&out);
 		reply_json(rp, 500, NULL);
 		return;
@@ -716,18 +735,21 @@ static void compute_reply(server *s, struct MHD_Connection *c, request *rq, cons
 		   strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 	bool options = strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0;
 	bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
-	if (rq->route == ROUTE_MEILI || rq->route == ROUTE_BATCH)
+	if (rq->route == ROUTE_MEILI || rq->route == ROUTE_BATCH || rq->route == ROUTE_CLICK)
 		rp.methods = rq->route == ROUTE_MEILI ? "GET, HEAD, POST, OPTIONS" : "POST, OPTIONS";
 	if (rq->route == ROUTE_MEILI && !options) {
 		meili_answer(s, c, rq, method, &rp);
 		encode_reply(&rp, wanted_encoding(c));
-	} else if (rq->route == ROUTE_BATCH && !options) {
-		if (post) {
+	} else if ((rq->route == ROUTE_BATCH || rq->route == ROUTE_CLICK) && !options) {
+		if (post && rq->route == ROUTE_CLICK) {
+			track_click(s, rq, &rp);
+		} else if (post) {
 			api_batch(s, c, rq, &rp);
 			encode_reply(&rp, wanted_encoding(c));
 		} else {
 			reply_error(&rp, 405, "method_not_allowed",
-				    "method %s is not allowed on /api/batch: use POST", rq->method);
+				    "method %s is not allowed on %s: use POST", rq->method,
+				    metrics_route_name(rq->route));
 			rp.allow = true;
 		}
 	} else if (!get && !options) {
@@ -831,7 +853,7 @@ enum MHD_Result serve_request(void *cls, struct MHD_Connection *c, const char *u
 	}
 	if (*upload_data_size) {
 		/* the body of a POST route is kept (up to SERVE_BODY_MAX), any other dropped */
-		if (rq->route == ROUTE_BATCH || rq->route == ROUTE_MEILI) {
+		if (rq->route == ROUTE_BATCH || rq->route == ROUTE_MEILI || rq->route == ROUTE_CLICK) {
 			if (rq->body.len + *upload_data_size > SERVE_BODY_MAX)
 				rq->body_too_large = true;
 			else if (strbuf_append(&rq->body, upload_data, *upload_data_size))

@@ -38,9 +38,10 @@ static const char usage[] =
 	"                   [--max-index-age SECONDS] [--request-timeout SECONDS]\n"
 	"                   [--trust-proxy ADDR]... [--budget P[,C[,E]]] [--deadline MS]\n"
 	"                   [--index-uid NAME] [--api-key-file FILE]\n"
+	"                   [--analytics FILE [--analytics-days N]]\n"
 	"\n"
 	"Serves the Atlas index FILE over HTTP: /api/search, /api/suggest, /api/next,\n"
-	"/api/batch, /healthz, /metrics, a read-only Meilisearch-compatible subset\n"
+	"/api/batch, /api/click, /healthz, /metrics, a read-only Meilisearch-compatible subset\n"
 	"(/indexes/NAME/search, /multi-search, /health, /version) and a search page at /. The index file is watched: a new file\n"
 	"renamed over it is validated and swapped in without dropping a request (SIGHUP\n"
 	"checks at once); a file that fails validation is refused and the previous index\n"
@@ -71,6 +72,11 @@ static const char usage[] =
 	"  --deadline MS          a search past MS milliseconds after its request arrived takes\n"
 	"                         no further retrieval step and answers \"partial\": true\n"
 	"                         (default 1000; 0: none)\n"
+	"  --analytics FILE       record settled searches and the clicks the widget reports\n"
+	"                         (POST /api/click) in the SQLite file FILE: no address,\n"
+	"                         cookie or user agent; read with atlas-query --analytics\n"
+	"  --analytics-days N     keep analytics rows N days (default 90; the nightly job\n"
+	"                         deletes older rows with atlas-query)\n"
 	"  --help                 show this help\n"
 	"  --version              show the version\n"
 	"\n"
@@ -206,6 +212,8 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		{ "trust-proxy", required_argument, NULL, 'P' },
 		{ "budget", required_argument, NULL, 'W' },
 		{ "deadline", required_argument, NULL, 'D' },
+		{ "analytics", required_argument, NULL, 'A' },
+		{ "analytics-days", required_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -222,6 +230,7 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		.cache_bytes = 32L << 20,
 		.request_timeout = CONNECTION_TIMEOUT_S,
 		.deadline_ms = DEADLINE_MS,
+		.analytics_days = ANALYTICS_DAYS_DEFAULT,
 	};
 	cfg->cors = calloc((size_t)argc, sizeof(*cfg->cors));
 	if (!cfg->cors) {
@@ -310,6 +319,12 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 				return usage_error("--deadline must be from 0 to 3600000 milliseconds");
 			}
 			cfg->deadline_ms = v;
+			break;
+		case 'A': cfg->analytics_path = optarg; break;
+		case 'Y':
+			if (parse_long(optarg, 1, 36500, &v))
+				return usage_error("--analytics-days must be a number from 1 to 36500");
+			cfg->analytics_days = (int)v;
 			break;
 		case 'h': fputs(usage, stdout); return 1;
 		case 'V': printf("atlas-serve %s\n", ATLAS_VERSION); return 1;
@@ -452,6 +467,12 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* a file size limit (ulimit -f) fails the analytics write with EFBIG instead of killing */
+	signal(SIGXFSZ, SIG_IGN);
+	if (cfg.analytics_path && analytics_open(&s.analytics, cfg.analytics_path, cfg.analytics_days, &err)) {
+		fprintf(stderr, "atlas-serve: %s\n", err.msg);
+		goto free_state;
+	}
 	if (live_start(s.index, &err)) {
 		fprintf(stderr, "atlas-serve: %s\n", err.msg);
 		goto free_state;
@@ -506,6 +527,7 @@ stop_workers:
 stop_watcher:
 	live_stop(s.index);
 free_state:
+	analytics_close(s.analytics);
 	metrics_free(s.metrics);
 	cache_free(s.cache);
 	framing_free();

@@ -20,7 +20,7 @@ static const double bounds[] = { 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 
 static const char *const route_names[ROUTE_COUNT] = {
 	"/api/search", "/api/suggest", "/api/next", "/healthz",
 	"/metrics",    "/",            "asset",     "unmatched",
-	"/api/batch",  "meilisearch",
+	"/api/batch",  "meilisearch", "/api/click",
 };
 
 struct metrics {
@@ -134,6 +134,19 @@ int metrics_render(metrics *m, const metrics_gauges *g, strbuf *out)
 	strbuf_printf(out, "atlas_cache_bytes %lu\n", g->cache_bytes);
 	header(out, "atlas_cache_max_bytes", "gauge", "Most bytes the cache holds (0: disabled).");
 	strbuf_printf(out, "atlas_cache_max_bytes %lu\n", g->cache_max_bytes);
+	header(out, "atlas_search_zero_results_total", "counter", "Searches answered with no results.");
+	strbuf_printf(out, "atlas_search_zero_results_total %lu\n", g->zero_results);
+	header(out, "atlas_index_kept_pages", "gauge",
+	       "Pages the served index kept at their previous version or left out (--keep-going).");
+	strbuf_printf(out, "atlas_index_kept_pages %d\n", g->kept_pages);
+	header(out, "atlas_reindex_failed", "gauge",
+	       "1 when the last reindex failed (its status file beside the index), else 0.");
+	strbuf_printf(out, "atlas_reindex_failed %d\n", g->reindex_failed ? 1 : 0);
+	if (g->reindex_known && g->reindex_at) {
+		header(out, "atlas_reindex_last_run_timestamp_seconds", "gauge",
+		       "When the last reindex ran (unix seconds).");
+		strbuf_printf(out, "atlas_reindex_last_run_timestamp_seconds %lld\n", g->reindex_at);
+	}
 	header(out, "atlas_cache_hits_total", "counter", "Response cache hits.");
 	strbuf_printf(out, "atlas_cache_hits_total %lu\n", g->cache_hits);
 	header(out, "atlas_cache_misses_total", "counter", "Response cache misses.");

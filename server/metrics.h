@@ -2,6 +2,8 @@
 #ifndef ATLAS_METRICS_H
 #define ATLAS_METRICS_H
 
+#include <stdbool.h>
+
 #include "strbuf.h"
 
 /* The routes requests are counted by (the "route" label). */
@@ -16,6 +18,7 @@ enum {
 	ROUTE_UNMATCHED,
 	ROUTE_BATCH,
 	ROUTE_MEILI,
+	ROUTE_CLICK,
 	ROUTE_COUNT
 };
 
@@ -32,6 +35,10 @@ typedef struct metrics_gauges {
 	unsigned long cache_entries, cache_capacity, cache_hits, cache_misses, cache_evictions;
 	unsigned long cache_bytes, cache_max_bytes;
 	unsigned long warm_misses;     /* requests that found no warm engine of their generation */
+	unsigned long zero_results;    /* searches answered with no results */
+	int kept_pages;                /* pages the index kept from its predecessor */
+	bool reindex_known, reindex_failed; /* the last reindex's status file: read, failed */
+	long long reindex_at;          /* unix seconds of the last reindex, 0 unknown */
 } metrics_gauges;
 
 /* Returns the label of a route ("/api/search", ..., "asset", "unmatched"). */

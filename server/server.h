@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <microhttpd.h>
 
+#include "analytics.h"
 #include "cache.h"
 #include "live.h"
 #include "metrics.h"
@@ -32,6 +33,8 @@ typedef struct serve_config {
 	const char *api_key_file;    /* --api-key-file FILE, NULL for none */
 	char *api_key;               /* its contents (surrounding white space left out), malloc'd */
 	long request_timeout;        /* --request-timeout SECONDS */
+	const char *analytics_path;  /* --analytics FILE, NULL for none */
+	int analytics_days;          /* --analytics-days N */
 	struct sockaddr_storage trust[16];  /* --trust-proxy ADDR... */
 	int ntrust;
 	long deadline_ms;            /* --deadline MS: a search stops this long after its request */
@@ -49,6 +52,8 @@ typedef struct server {
 	atomic_long inflight;        /* requests between their first handler call and completion */
 	atomic_bool closing;         /* shutting down: responses carry Connection: close */
 	struct pool *workers;        /* the search workers, fed by the HTTP threads */
+	analytics *analytics;        /* --analytics, NULL when off */
+	atomic_ulong zero_results;   /* searches answered with no results */
 } server;
 
 /* The MHD access handler (cls is the server): answers on the second call, never the first. */

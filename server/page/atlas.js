@@ -135,6 +135,23 @@ function linkBase(host) {
 	return v ? safeUrl(v) || '' : '';
 }
 
+// Marks option o with what a click on it reports: the answer's query id and the hit's rank.
+function clickData(o, hit) {
+	if (typeof hit.queryId !== 'string') return;
+	o.dataset.queryId = hit.queryId;
+	o.dataset.rank = String(hit.rank);
+}
+
+// Tells the server (POST /api/click, with sendBeacon so that leaving the page does not cancel
+// it) which result of which search was chosen; nothing when the server records no analytics.
+function reportClick(base, o) {
+	if (!o.dataset.queryId || !navigator.sendBeacon) return;
+	const body = JSON.stringify({ query_id: o.dataset.queryId, path: o.dataset.path, rank: Number(o.dataset.rank) });
+	try {
+		navigator.sendBeacon(new URL('api/click', base), body);
+	} catch (e) { /* a refused beacon only loses the click */ }
+}
+
 // Fetches the JSON of path (with params) from base. Returns {status, body}; throws when the
 // server cannot be reached or the request was aborted.
 async function getJson(base, path, params, signal) {
@@ -384,6 +401,7 @@ class SearchBox {
 		}
 		if (o.dataset.href) {
 			if (this.query) remember(RECENT_KEY, this.query, 8);
+			reportClick(this.base, o);
 			if (ev && (ev.ctrlKey || ev.metaKey)) window.open(o.dataset.href, '_blank', 'noopener');
 			else location.assign(o.dataset.href);
 		}
@@ -562,6 +580,8 @@ class SearchBox {
 	// Renders a search answer (appended to the hits shown when append); cut is the text searched
 	// when the query was cut to the byte limit.
 	render(body, append, cut) {
+		const first = append ? this.hits.length : 0;
+		body.results.forEach((hit, i) => { hit.queryId = body.query_id; hit.rank = first + i + 1; });
 		this.hits = append ? this.hits.concat(body.results) : body.results;
 		this.total = body.total;
 		this.lastBody = body;
@@ -620,6 +640,7 @@ class SearchBox {
 			const o = el('div', 'atlas-option atlas-hit');
 			o.dataset.href = href || '';
 			o.dataset.path = hit.path || '';
+			clickData(o, hit);
 			const t = el('span', 'atlas-title');
 			t.append(highlight(String(hit.title || hit.path || ''), words));
 			const meta = el('span', 'atlas-type', TYPES[hit.type] ? TYPES[hit.type].replace(/s$/, '') : String(hit.type || ''));
@@ -631,6 +652,7 @@ class SearchBox {
 				const so = el('div', 'atlas-option atlas-section');
 				so.dataset.href = this.href(hit.url + '#' + encodeURIComponent(s.anchor || ''), hit.path + '#' + encodeURIComponent(s.anchor || '')) || '';
 				so.dataset.path = hit.path || '';
+				clickData(so, hit);
 				const sh = el('span', 'atlas-section-title');
 				sh.append(marked(s.heading));
 				const ss = el('span', 'atlas-snippet');

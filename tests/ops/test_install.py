@@ -117,6 +117,15 @@ def check_failure_units(vdir):
         ok("atlas-reindex.path: PathChanged=/var/lib/atlas/corpus starts atlas-reindex.service")
 
 
+def read_status(db):
+    """Returns the reindex status file beside db, parsed ({} when absent or not JSON)."""
+    try:
+        with open(db + ".status") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
 def check_rebuild_on_change(script, indexer, mini, tmp):
     """atlas-reindex builds again when the corpus directory changed during a build: a wrapper
     around atlas-index touches the directory in its first run only."""
@@ -318,22 +327,42 @@ def main():
                 else:
                     ok("atlas-reindex with ATLAS_SITE and ATLAS_SITE_CONFIG indexes the built site")
                 os.remove(sdb)
+                if os.path.exists(sdb + ".status"):
+                    os.remove(sdb + ".status")
                 before = sha256(db)
                 explainers = os.path.join(corpus, "explainers")
                 victim = os.path.join(explainers, sorted(os.listdir(explainers))[0])
                 with open(victim, "w", encoding="utf-8") as f:
                     f.write('{\n  "title": "Broken",\n  "description": \n}\n\nBody.\n')
                 r = run([script], env=env)
+                status = read_status(db)
+                if r.returncode != 0 or "kept at its previous version" not in r.stderr:
+                    fail(f"atlas-reindex with a broken page: exit {r.returncode}, not kept: {r.stderr[-300:]}")
+                elif f"{os.path.basename(victim)}:" not in r.stderr:
+                    fail(f"atlas-reindex with a broken page did not report the file: {r.stderr}")
+                elif status.get("exit") != 3:
+                    fail(f"atlas-reindex with a broken page: status file {status}")
+                else:
+                    ok("atlas-reindex with a broken page: built with it kept (--keep-going), status exit 3")
+                # an error outside the page files fails the run, recorded in the status file
+                before = sha256(db)
+                with open(os.path.join(corpus, "topics.json"), "w") as f:
+                    f.write("{not json")
+                r = run([script], env=env)
+                status = read_status(db)
                 if r.returncode == 0:
                     fail("atlas-reindex on a broken corpus exited 0")
-                elif f"{os.path.basename(victim)}:" not in r.stderr:
+                elif "topics.json" not in r.stderr:
                     fail(f"atlas-reindex on a broken corpus did not report the file: {r.stderr}")
                 elif sha256(db) != before:
                     fail("atlas-reindex on a broken corpus changed the index")
-                elif [n for n in os.listdir(state) if n != "atlas.db"]:
+                elif [n for n in os.listdir(state) if n not in ("atlas.db", "atlas.db.status")]:
                     fail(f"atlas-reindex left files beside the index: {os.listdir(state)}")
+                elif status.get("exit") != r.returncode or "topics.json" not in status.get("error", ""):
+                    fail(f"atlas-reindex on a broken corpus: status file {status}")
                 else:
-                    ok(f"atlas-reindex on a broken corpus: exit {r.returncode}, index untouched")
+                    ok(f"atlas-reindex on a broken corpus: exit {r.returncode}, index untouched, "
+                       f"status file: {status['error'][:60]}")
                 r = run([script], env=dict(env, ATLAS_CORPUS=os.path.join(tmp, "no-such-dir")))
                 if r.returncode == 0:
                     fail("atlas-reindex with no corpus directory exited 0")

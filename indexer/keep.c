@@ -1,0 +1,410 @@
+/* keep.c - page sources in the index, and --keep-going: invalid page files built at their last good
+ * version (from the index being replaced) in a shadow copy of the source directory, or left out. */
+#include "keep.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "build.h"
+#include "schema.h"
+#include "site.h"
+
+#define KEEP_ROUNDS 6              /* loads at most: the first and five with files set apart */
+#define SOURCE_MAX (64 << 20)      /* largest page source kept, bytes */
+
+/* Returns whether name is a page file's: Markdown of the corpus or HTML of a site. */
+static bool page_file_name(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+	return dot && (strcmp(dot, ".md") == 0 || strcmp(dot, ".html") == 0 || strcmp(dot, ".htm") == 0);
+}
+
+/* Returns file's name under dir (a pointer into file), or NULL when it is not under dir. */
+static const char *rel_of(const char *file, const char *dir)
+{
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (strncmp(file, dir, n) != 0 || file[n] != '/')
+		return NULL;
+	while (file[n] == '/')
+		n++;
+	return file + n;
+}
+
+/* Reads the whole file path into a malloc'd buffer (*len bytes). Returns it, or NULL. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 65536;
+			char *nb = cap <= SOURCE_MAX ? realloc(buf, cap) : NULL;
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = nb;
+		}
+		size_t k = fread(buf + n, 1, cap - n, f);
+		n += k;
+		if (k == 0)
+			break;
+	}
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+/* Returns the previous version of rel from the index at out_path (a malloc'd copy, *len bytes),
+ * or NULL when the index, its table or the file is not there. */
+static char *previous_source(const char *out_path, const char *rel, size_t *len)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	char *out = NULL;
+	if (sqlite3_open_v2(out_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT data FROM page_sources WHERE file = ?", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, rel, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			const void *z = sqlite3_column_blob(st, 0);
+			size_t zn = (size_t)sqlite3_column_bytes(st, 0);
+			unsigned long long n = z ? ZSTD_getFrameContentSize(z, zn) : ZSTD_CONTENTSIZE_ERROR;
+			if (n != ZSTD_CONTENTSIZE_ERROR && n != ZSTD_CONTENTSIZE_UNKNOWN && n <= SOURCE_MAX) {
+				out = malloc(n ? (size_t)n : 1);
+				if (out && ZSTD_isError(ZSTD_decompress(out, (size_t)n, z, zn))) {
+					free(out);
+					out = NULL;
+				}
+				*len = (size_t)n;
+			}
+		}
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return out;
+}
+
+/* Returns the entry of rel in k, or NULL. */
+static kept_file *find_file(keep_state *k, const char *rel)
+{
+	for (int i = 0; i < k->n; i++)
+		if (strcmp(k->files[i].rel, rel) == 0)
+			return &k->files[i];
+	return NULL;
+}
+
+/* Writes data[0..n) to path. Returns 0 or -1. */
+static int write_file(const char *path, const char *data, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return -1;
+	int rc = fwrite(data, 1, n, f) == n ? 0 : -1;
+	return fclose(f) || rc ? -1 : 0;
+}
+
+/* Copies the tree src/rel into dst/rel: hard links where the file system allows, else copies;
+ * a set-apart file as its previous version (out_path's) or not at all. Returns 0 or -1. */
+static int mirror(keep_state *k, const char *out_path, const char *rel, int depth)
+{
+	char from[PATH_MAX], to[PATH_MAX];
+	snprintf(from, sizeof(from), "%s%s%s", k->src, *rel ? "/" : "", rel);
+	snprintf(to, sizeof(to), "%s%s%s", k->shadow, *rel ? "/" : "", rel);
+	if (*rel && mkdir(to, 0755) && errno != EEXIST)
+		return -1;
+	DIR *dir = opendir(from);
+	if (!dir)
+		return -1;
+	int rc = 0;
+	struct dirent *de;
+	while (!rc && (de = readdir(dir))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		char sub[PATH_MAX], f[PATH_MAX * 2], t[PATH_MAX * 2];
+		if (snprintf(sub, sizeof(sub), "%s%s%s", rel, *rel ? "/" : "", de->d_name) >= (int)sizeof(sub))
+			continue;
+		snprintf(f, sizeof(f), "%s/%s", k->src, sub);
+		snprintf(t, sizeof(t), "%s/%s", k->shadow, sub);
+		struct stat sb;
+		if (lstat(f, &sb))
+			continue;
+		if (S_ISDIR(sb.st_mode)) {
+			if (depth < 64)
+				rc = mirror(k, out_path, sub, depth + 1);
+			continue;
+		}
+		kept_file *kf = find_file(k, sub);
+		if (kf && !kf->restored) {
+			size_t n = 0;
+			char *old = kf->kept ? previous_source(out_path, sub, &n) : NULL;
+			kf->kept = old != NULL;
+			if (old)
+				rc = write_file(t, old, n);
+			free(old);
+			continue;
+		}
+		if (S_ISLNK(sb.st_mode)) {
+			char target[PATH_MAX];
+			ssize_t n = readlink(f, target, sizeof(target) - 1);
+			if (n > 0) {
+				target[n] = '\0';
+				rc = symlink(target, t);
+			}
+		} else if (S_ISREG(sb.st_mode) && link(f, t)) {
+			size_t n = 0;
+			char *data = slurp(f, &n);
+			rc = data ? write_file(t, data, n) : -1;
+			free(data);
+		}
+	}
+	closedir(dir);
+	return rc;
+}
+
+/* Removes the tree at path (files, links and folders). */
+static void remove_tree(const char *path)
+{
+	DIR *dir = opendir(path);
+	struct dirent *de;
+	while (dir && (de = readdir(dir))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		char sub[PATH_MAX * 2];
+		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+		struct stat sb;
+		if (lstat(sub, &sb) == 0 && S_ISDIR(sb.st_mode))
+			remove_tree(sub);
+		else
+			unlink(sub);
+	}
+	if (dir)
+		closedir(dir);
+	rmdir(path);
+}
+
+/* Records each page file with an error in d (named under dir) in k, a new one to be kept at its
+ * previous version, one already set apart to be left out. Returns the files added or changed,
+ * or -1 when an error is in a file that is not a page file (which cannot be set apart). */
+static int set_apart(keep_state *k, const char *dir, const diag_list *d)
+{
+	int changed = 0;
+	for (int i = 0; i < d->n; i++) {
+		const diag *g = &d->items[i];
+		if (g->severity != DIAG_ERROR)
+			continue;
+		const char *rel = rel_of(g->file, dir);
+		if (!rel || !page_file_name(rel))
+			return -1;
+		kept_file *kf = find_file(k, rel);
+		if (kf) {
+			if (kf->kept) {
+				kf->kept = false;
+				changed++;
+			}
+			continue;
+		}
+		if (k->n == k->cap) {
+			int cap = k->cap ? k->cap * 2 : 16;
+			kept_file *nf = realloc(k->files, (size_t)cap * sizeof(*nf));
+			if (!nf)
+				return -1;
+			k->files = nf;
+			k->cap = cap;
+		}
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s:%d: %s", g->file, g->line, g->msg);
+		k->files[k->n++] = (kept_file){ strdup(rel), strdup(msg), true, false };
+		changed++;
+	}
+	return changed;
+}
+
+/* Loads dir as src says into *c. Returns corpus_load's or site_load's result. */
+static int load(corpus *c, const keep_source *src, const char *dir, diag_list *d)
+{
+	return src->site ? site_load(c, dir, src->config, src->strict, d)
+			 : corpus_load(c, dir, src->strict, d);
+}
+
+/* Makes the shadow tree afresh and loads it into *c. Returns the load's errors (0: valid), or -1
+ * when the tree cannot be made (reported in d). */
+static int shadow_load(corpus *c, const keep_source *src, const char *out_path, keep_state *k,
+		       diag_list *d, diag_list *got)
+{
+	remove_tree(k->shadow);
+	if (mkdir(k->shadow, 0755) || mirror(k, out_path, "", 0)) {
+		diag_add(d, k->shadow, 0, DIAG_ERROR, "cannot copy %s for --keep-going: %s", k->src,
+			 strerror(errno));
+		return -1;
+	}
+	corpus_free(c);
+	load(c, src, k->shadow, got);
+	return got->errors;
+}
+
+/* Gives back to the build each set-apart file that is valid as it is now once the others are set
+ * apart (its errors were theirs: a step naming a page that failed), then loads the final tree.
+ * Returns 0, or -1 when that cannot be done (reported in d). */
+static int restore_innocent(corpus *c, const keep_source *src, const char *out_path, keep_state *k,
+			    diag_list *d)
+{
+	for (int i = 0; i < k->n; i++) {
+		char path[PATH_MAX * 2];
+		snprintf(path, sizeof(path), "%s/%s", k->src, k->files[i].rel);
+		if (access(path, R_OK))
+			continue;
+		k->files[i].restored = true;
+		diag_list got = { 0 };
+		int rc = shadow_load(c, src, out_path, k, d, &got);
+		diag_list_free(&got);
+		if (rc < 0)
+			return -1;
+		k->files[i].restored = rc == 0;
+	}
+	int n = 0;
+	for (int i = 0; i < k->n; i++) {
+		if (k->files[i].restored) {
+			free(k->files[i].rel);
+			free(k->files[i].error);
+		} else {
+			k->files[n++] = k->files[i];
+		}
+	}
+	k->n = n;
+	diag_list got = { 0 };
+	int rc = shadow_load(c, src, out_path, k, d, &got);
+	diag_list_free(&got);
+	return rc ? -1 : 0;
+}
+
+/* Loads, setting invalid page files apart with keep_going. Returns 0 valid, -1 not. */
+int keep_load(corpus *c, const keep_source *src, bool keep_going, const char *out_path,
+	      keep_state *k, diag_list *d)
+{
+	memset(k, 0, sizeof(*k));
+	k->src = strdup(src->dir);
+	if (load(c, src, src->dir, d) || !d->errors)
+		return d->errors ? -1 : 0;
+	if (!keep_going || !k->src || set_apart(k, src->dir, d) < 0)
+		return -1;
+	char tmpl[PATH_MAX];
+	const char *slash = strrchr(out_path, '/');
+	snprintf(tmpl, sizeof(tmpl), "%.*s.atlas-keep.XXXXXX", slash ? (int)(slash - out_path + 1) : 0, out_path);
+	if (!mkdtemp(tmpl)) {
+		diag_add(d, tmpl, 0, DIAG_ERROR, "cannot make a folder for --keep-going: %s", strerror(errno));
+		return -1;
+	}
+	k->shadow = strdup(tmpl);
+	for (int round = 1; round < KEEP_ROUNDS; round++) {
+		diag_list again = { 0 };
+		if (shadow_load(c, src, out_path, k, d, &again) < 0) {
+			diag_list_free(&again);
+			return -1;
+		}
+		int changed = again.errors ? set_apart(k, k->shadow, &again) : 0;
+		if (changed < 0) {
+			for (int i = 0; i < again.n; i++)
+				diag_add(d, again.items[i].file, again.items[i].line, again.items[i].severity,
+					 "%s (with the invalid pages set apart)", again.items[i].msg);
+		}
+		bool done = !again.errors;
+		diag_list_free(&again);
+		if (done)
+			return restore_innocent(c, src, out_path, k, d);
+		if (changed <= 0)
+			return -1;
+	}
+	diag_add(d, k->src, 0, DIAG_ERROR, "--keep-going: still invalid after setting pages apart");
+	return -1;
+}
+
+/* The extra writer of index_build: page sources, kept_pages and meta kept_pages. */
+static int write_sources(sqlite3 *db, const corpus *c, void *ctx, atlas_error *err)
+{
+	keep_state *k = ctx;
+	sqlite3_stmt *ins = NULL, *kept = NULL, *meta = NULL;
+	int rc = 0;
+	if (sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO page_sources VALUES(?, ?)", -1, &ins, NULL) ||
+	    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO kept_pages VALUES(?, ?, ?)", -1, &kept, NULL) ||
+	    sqlite3_prepare_v2(db, "INSERT INTO meta VALUES(?, ?)", -1, &meta, NULL))
+		rc = atlas_error_set(err, ATLAS_ESQL, "page sources: %s", sqlite3_errmsg(db));
+	const char *dir = k->shadow ? k->shadow : c->dir;
+	for (int i = 0; !rc && i < c->npages; i++) {
+		const char *rel = c->pages[i].file ? rel_of(c->pages[i].file, dir) : NULL;
+		if (!rel || !page_file_name(rel))
+			continue;
+		size_t n = 0;
+		char *data = slurp(c->pages[i].file, &n);
+		size_t zcap = ZSTD_compressBound(n);
+		char *z = data ? malloc(zcap) : NULL;
+		size_t zn = z ? ZSTD_compress(z, zcap, data, n, 3) : 0;
+		if (!z || ZSTD_isError(zn)) {
+			rc = atlas_error_set(err, ATLAS_EIO, "%s: cannot read or compress for the index",
+					     c->pages[i].file);
+		} else {
+			sqlite3_bind_text(ins, 1, rel, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_blob(ins, 2, z, (int)zn, SQLITE_TRANSIENT);
+			if (sqlite3_step(ins) != SQLITE_DONE)
+				rc = atlas_error_set(err, ATLAS_ESQL, "page sources: %s", sqlite3_errmsg(db));
+			sqlite3_reset(ins);
+		}
+		free(z);
+		free(data);
+	}
+	for (int i = 0; !rc && i < k->n; i++) {
+		sqlite3_bind_text(kept, 1, k->files[i].rel, -1, SQLITE_STATIC);
+		sqlite3_bind_int(kept, 2, k->files[i].kept);
+		sqlite3_bind_text(kept, 3, k->files[i].error, -1, SQLITE_STATIC);
+		if (sqlite3_step(kept) != SQLITE_DONE)
+			rc = atlas_error_set(err, ATLAS_ESQL, "kept pages: %s", sqlite3_errmsg(db));
+		sqlite3_reset(kept);
+	}
+	if (!rc) {
+		char v[16];
+		snprintf(v, sizeof(v), "%d", k->n);
+		sqlite3_bind_text(meta, 1, ATLAS_META_KEPT_PAGES, -1, SQLITE_STATIC);
+		sqlite3_bind_text(meta, 2, v, -1, SQLITE_TRANSIENT);
+		if (sqlite3_step(meta) != SQLITE_DONE)
+			rc = atlas_error_set(err, ATLAS_ESQL, "kept pages: %s", sqlite3_errmsg(db));
+	}
+	sqlite3_finalize(ins);
+	sqlite3_finalize(kept);
+	sqlite3_finalize(meta);
+	return rc;
+}
+
+/* Installs write_sources for the next index_build. */
+void keep_install(keep_state *k)
+{
+	index_build_set_extra(write_sources, k);
+}
+
+/* Removes the shadow tree and frees k. */
+void keep_free(keep_state *k)
+{
+	if (k->shadow)
+		remove_tree(k->shadow);
+	for (int i = 0; i < k->n; i++) {
+		free(k->files[i].rel);
+		free(k->files[i].error);
+	}
+	free(k->files);
+	free(k->shadow);
+	free(k->src);
+	memset(k, 0, sizeof(*k));
+}

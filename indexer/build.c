@@ -545,7 +545,7 @@ static int write_graph(writer *w, const corpus *c, build_stats *stats)
 	if (!rc)
 		rc = prepare(w, &gs, "INSERT OR IGNORE INTO guide_steps VALUES(?,?,?,?)");
 	if (!rc)
-		rc = prepare(w, &ln, "INSERT OR IGNORE INTO links VALUES(?,?)");
+		rc = prepare(w, &ln, "INSERT OR IGNORE INTO links VALUES(?,?,?)");
 	if (!rc)
 		rc = prepare(w, &pr, "INSERT OR IGNORE INTO prerequisites VALUES(?,?)");
 	char path[1100];
@@ -584,6 +584,7 @@ static int write_graph(writer *w, const corpus *c, build_stats *stats)
 				continue;
 			sqlite3_bind_int(ln, 1, id);
 			sqlite3_bind_int(ln, 2, dst);
+			sqlite3_bind_text(ln, 3, p->links[k].anchor ? p->links[k].anchor : "", -1, SQLITE_STATIC);
 			rc = step_reset(w, ln, "insert link");
 			if (!rc && sqlite3_changes(w->db))
 				stats->links++;
@@ -869,7 +870,7 @@ int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_mem
 	rc = atlas_analyzer_register(w.db, err);
 	if (!rc)
 		rc = exec(&w, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;"
-			      " PRAGMA auto_vacuum=INCREMENTAL; PRAGMA cache_size=-65536; BEGIN");
+			      " PRAGMA auto_vacuum=INCREMENTAL; PRAGMA cache_size=-2048; BEGIN");
 	if (!rc)
 		rc = exec(&w, atlas_schema_sql);
 	if (!rc) {

@@ -165,6 +165,7 @@ typedef struct md_state {
 	strbuf link_text;
 	strbuf text;           /* the page's section bodies so far, the last one still growing */
 	char *link_target;
+	char *link_anchor;  /* the link's #fragment, "" for none */
 	strmap anchors;
 	size_t link_cursor;    /* where to look for the next link's text in body */
 	size_t line_off;       /* body offset whose line is line_no (1-based) */
@@ -269,14 +270,24 @@ static int md_enter_span(MD_SPANTYPE type, void *detail, void *ud)
 	MD_SPAN_A_DETAIL *a = detail;
 	st->link_depth++;
 	free(st->link_target);
-	st->link_target = NULL;
+	free(st->link_anchor);
+	st->link_target = st->link_anchor = NULL;
 	if (a->href.size > 0 && a->href.text[0] == '/') {
-		size_t n = a->href.size;
+		size_t n = a->href.size, hash = a->href.size;
 		for (size_t i = 0; i < a->href.size; i++)
 			if (a->href.text[i] == '#' || a->href.text[i] == '?') {
 				n = i;
 				break;
 			}
+		for (size_t i = n; i < a->href.size; i++)
+			if (a->href.text[i] == '#') {
+				hash = i;
+				break;
+			}
+		size_t fe = hash;
+		while (fe < a->href.size && a->href.text[fe] != '?')
+			fe++;
+		st->link_anchor = hash < fe ? xstrndup(a->href.text + hash + 1, fe - hash - 1) : xstrndup("", 0);
 		while (n > 1 && a->href.text[n - 1] == '/')
 			n--;
 		st->link_target = xstrndup(a->href.text, n);
@@ -303,7 +314,8 @@ static int md_leave_span(MD_SPANTYPE type, void *detail, void *ud)
 	p->links = links;
 	page_link *l = &links[p->nlinks++];
 	l->target = st->link_target;
-	st->link_target = NULL;
+	l->anchor = st->link_anchor;
+	st->link_target = st->link_anchor = NULL;
 	l->text = strdup(strbuf_str(&st->link_text));
 	/* the link's line: where "](target" next appears, followed by the end of the target; the
 	 * body is st->body_len bytes, not NUL-terminated */
@@ -467,6 +479,7 @@ int corpus_parse_body(page *p, const char *body, size_t n, int body_line)
 	strbuf_free(&st.heading);
 	strbuf_free(&st.link_text);
 	free(st.link_target);
+	free(st.link_anchor);
 	strmap_free(&st.anchors);
 	if (rc || st.oom || st.text.oom) {
 		strbuf_free(&st.text);
@@ -612,7 +625,7 @@ static void page_pack(page *p)
 	for (int i = 0; i < p->nsecs; i++)
 		strings += str_size(p->secs[i].heading) + str_size(p->secs[i].anchor);
 	for (int i = 0; i < p->nlinks; i++)
-		strings += str_size(p->links[i].target) + str_size(p->links[i].text);
+		strings += str_size(p->links[i].target) + str_size(p->links[i].text) + str_size(p->links[i].anchor);
 	char *block = malloc(arrays + strings ? arrays + strings : 1);
 	if (!block)
 		return;
@@ -639,8 +652,10 @@ static void page_pack(page *p)
 			links[i] = p->links[i];
 			links[i].target = pack_str(&s, p->links[i].target);
 			links[i].text = pack_str(&s, p->links[i].text);
+			links[i].anchor = pack_str(&s, p->links[i].anchor);
 			free(p->links[i].target);
 			free(p->links[i].text);
+			free(p->links[i].anchor);
 		}
 		free(p->links);
 		p->links = links;
@@ -868,6 +883,7 @@ void page_free(page *p)
 		for (int i = 0; i < p->nlinks; i++) {
 			free(p->links[i].target);
 			free(p->links[i].text);
+			free(p->links[i].anchor);
 		}
 		free(p->links);
 	}

@@ -692,12 +692,15 @@ static int file_of(const site *s, const char *rel)
 	return -1;
 }
 
-/* The page file href names from file fi, or -1 (set *outside when it leaves the site). */
-static int target_of(const site *s, int fi, const char *href, bool *exists)
+/* The page file href names from file fi, or -1; *exists is false when href names a file of the
+ * site that is missing. frag (of fragn bytes, may be NULL) gets href's fragment. */
+static int target_of(const site *s, int fi, const char *href, bool *exists, char *frag, size_t fragn)
 {
 	char rel[4096];
 	*exists = false;
-	if (!resolve(s, s->files[fi].rel, href, rel, sizeof(rel), NULL, 0)) {
+	if (frag && fragn)
+		*frag = '\0';
+	if (!resolve(s, s->files[fi].rel, href, rel, sizeof(rel), frag, fragn)) {
 		*exists = true; /* not the site's: not broken either */
 		return -1;
 	}
@@ -1015,7 +1018,7 @@ static int make_page(site *s, int fi, page *p)
 
 /* Adds a link of page p to target (a page's path). A page may link to another more than once, as
  * a corpus page may: the index keeps one edge. */
-static void add_link(page *p, const char *target, const char *text, int line)
+static void add_link(page *p, const char *target, const char *anchor, const char *text, int line)
 {
 	page_link *l = p->links;
 	/* grown by doubling: the capacity is the power of two at or above nlinks */
@@ -1025,15 +1028,19 @@ static void add_link(page *p, const char *target, const char *text, int line)
 	p->links = l;
 	l[p->nlinks].target = strdup(target);
 	l[p->nlinks].text = strdup(text ? text : "");
+	l[p->nlinks].anchor = strdup(anchor);
 	l[p->nlinks].line = line;
-	if (l[p->nlinks].target && l[p->nlinks].text)
+	if (l[p->nlinks].target && l[p->nlinks].text && l[p->nlinks].anchor)
 		p->nlinks++;
 	else {
 		free(l[p->nlinks].target);
 		free(l[p->nlinks].text);
+		free(l[p->nlinks].anchor);
 	}
 }
 
+/* Makes each page's link edges (fragments kept) from its links; a link to a missing page, or to an
+ * anchor its target does not have, is a warning naming the file and line. */
 static void resolve_links(site *s)
 {
 	corpus *c = s->c;
@@ -1045,14 +1052,21 @@ static void resolve_links(site *s)
 		for (int k = 0; k < f->hp.nlinks; k++) {
 			const html_ref *r = &f->hp.links[k];
 			bool exists;
-			int t = target_of(s, fi, r->href, &exists);
+			char frag[1024];
+			int t = target_of(s, fi, r->href, &exists, frag, sizeof(frag));
 			if (t >= 0) {
+				if (!html_has_anchor(&s->files[t].hp, frag))
+					diag_add(s->d, f->file, r->line, warn_sev(s), "link to missing anchor #%s of %s", frag,
+						 c->pages[s->files[t].page].path);
 				if (t != fi)
-					add_link(p, c->pages[s->files[t].page].path, r->text, r->line);
+					add_link(p, c->pages[s->files[t].page].path, frag, r->text, r->line);
 			} else if (!exists) {
 				diag_add(s->d, f->file, r->line, warn_sev(s), "link to missing page %s", r->href);
 			}
 		}
+		for (int k = 0; k < f->hp.nbad_frags; k++)
+			diag_add(s->d, f->file, f->hp.bad_frags[k].line, warn_sev(s), "link to missing anchor %s of %s",
+				 f->hp.bad_frags[k].href, p->path);
 	}
 }
 
@@ -1118,14 +1132,14 @@ static void find_parents(site *s)
 		bool exists;
 		int par = -1;
 		if (f->hp.up)
-			par = target_of(s, fi, f->hp.up, &exists);
+			par = target_of(s, fi, f->hp.up, &exists, NULL, 0);
 		for (int k = f->hp.ncrumbs - 1; (par < 0 || par == fi) && k >= 0; k--)
-			par = target_of(s, fi, f->hp.crumbs[k].href, &exists);
+			par = target_of(s, fi, f->hp.crumbs[k].href, &exists, NULL, 0);
 		if (par < 0 || par == fi)
 			par = folder_parent(s, fi);
 		f->parent = par == fi ? -1 : par;
 		if (f->hp.next) {
-			int nx = target_of(s, fi, f->hp.next, &exists);
+			int nx = target_of(s, fi, f->hp.next, &exists, NULL, 0);
 			f->next = nx == fi ? -1 : nx;
 		}
 	}
@@ -1234,7 +1248,7 @@ static void make_topics(site *s)
 		for (int k = 0; f->page >= 0 && k < f->hp.ncrumbs + f->hp.ntrail_ends; k++) {
 			const html_ref *r = k < f->hp.ncrumbs ? &f->hp.crumbs[k] : &f->hp.trail_ends[k - f->hp.ncrumbs];
 			bool exists;
-			int t = r->text ? target_of(s, fi, r->href, &exists) : -1;
+			int t = r->text ? target_of(s, fi, r->href, &exists, NULL, 0) : -1;
 			if (t >= 0 && !s->files[t].crumb_text)
 				s->files[t].crumb_text = r->text;
 		}
@@ -1247,7 +1261,7 @@ static void make_topics(site *s)
 		bool any = false;
 		for (int k = 0; k < f->hp.ntrail_ends; k++) {
 			bool exists;
-			int at = target_of(s, fi, f->hp.trail_ends[k].href, &exists);
+			int at = target_of(s, fi, f->hp.trail_ends[k].href, &exists, NULL, 0);
 			int t = at >= 0 ? topic_of(s, at, 0) : -1;
 			if (t >= 0) {
 				add_topic(c, p, t);
@@ -1320,7 +1334,7 @@ static void make_guides(site *s)
 				gs->steps = calloc((size_t)(hg->nsteps ? hg->nsteps : 1), sizeof(char *));
 				for (int j = 0; gs->steps && j < hg->nsteps; j++) {
 					bool exists;
-					int t = target_of(s, gi, hg->steps[j].href, &exists);
+					int t = target_of(s, gi, hg->steps[j].href, &exists, NULL, 0);
 					if (t < 0) {
 						diag_add(s->d, g->file, hg->steps[j].line, warn_sev(s),
 							 "guide step %s is not a page of the site", hg->steps[j].href);
@@ -1388,7 +1402,7 @@ static void assign_types(site *s)
 	for (int fi = 0; index_page && fi < s->nfiles; fi++)
 		for (int k = 0; s->files[fi].page >= 0 && k < s->files[fi].hp.nindex_refs; k++) {
 			bool exists;
-			int t = target_of(s, fi, s->files[fi].hp.index_refs[k], &exists);
+			int t = target_of(s, fi, s->files[fi].hp.index_refs[k], &exists, NULL, 0);
 			if (t >= 0)
 				index_page[t] = true;
 		}

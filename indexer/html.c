@@ -646,6 +646,8 @@ static void read_head(head_state *st, const GumboNode *node)
 			set_once(&p->description, content, &st->oom);
 		else if (strcasecmp(key, "og:title") == 0)
 			set_once(&p->og_title, content, &st->oom);
+		else if (strcasecmp(key, "og:url") == 0)
+			set_once(&p->og_url, content, &st->oom);
 		else if (strcasecmp(key, "og:image") == 0)
 			set_once(&p->image, content, &st->oom);
 		else if (strcasecmp(key, "keywords") == 0)
@@ -1250,6 +1252,7 @@ void html_page_free(html_page *p)
 	free(p->image);
 	free(p->modified);
 	free(p->canonical);
+	free(p->og_url);
 	free(p->next);
 	free(p->up);
 	free_refs(p->crumbs, p->ncrumbs);

@@ -43,6 +43,7 @@ typedef struct html_page {
 	char *title;        /* <title>, whitespace collapsed; NULL when absent or empty */
 	int title_line;
 	char *og_title, *h1, *description, *first_para, *keywords, *image, *modified, *canonical;
+	char *og_url;       /* meta property="og:url", the page's address when it has no canonical link */
 	char *next;         /* href of <link rel=next> or a[rel=next] */
 	int next_line;
 	char *up;           /* href of rel=up, or of the a[accesskey=u] generators mark "Up" with */

@@ -1,6 +1,7 @@
 /* main.c - atlas-index: validates a corpus or a built site and builds atlas.db from it, atomically. */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,10 @@ int main(int argc, char **argv)
 	 * allocation and free to count them, and the full-text and read-next threads both allocate
 	 * all the time */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	/* blocks of 128 KiB and more (the texts' blocks, hash tables, SQLite's and FTS5's buffers)
+	 * mapped on their own and given back when freed: glibc's threshold otherwise grows with the
+	 * first such block freed, and the build's peak with what it cannot give back */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	const char *dir = NULL, *out = NULL, *site_dir = NULL, *config = NULL;
 	int check = 0, strict = 0, quiet = 0, fts_memory = 0;
 	static const struct option opts[] = {

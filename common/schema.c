@@ -75,8 +75,10 @@ const char atlas_schema_sql[] =
 	"CREATE TABLE guide_steps(guide_id INTEGER NOT NULL, step INTEGER NOT NULL,"
 	" section TEXT NOT NULL, doc_id INTEGER NOT NULL, PRIMARY KEY(guide_id, step)) WITHOUT ROWID;\n"
 	"CREATE INDEX guide_steps_doc ON guide_steps(doc_id);\n"
-	/* each page's links to other pages (their text is not kept: no answer shows it) */
-	"CREATE TABLE links(src INTEGER NOT NULL, dst INTEGER NOT NULL, PRIMARY KEY(src, dst))"
+	/* each page's links to other pages (their text is not kept: no answer shows it); anchor is
+	 * the #fragment of the page's first link to dst, '' when it names none */
+	"CREATE TABLE links(src INTEGER NOT NULL, dst INTEGER NOT NULL, anchor TEXT NOT NULL DEFAULT '',"
+	" PRIMARY KEY(src, dst))"
 	" WITHOUT ROWID;\n"
 	"CREATE TABLE prerequisites(doc_id INTEGER NOT NULL, prereq INTEGER NOT NULL,"
 	" PRIMARY KEY(doc_id, prereq)) WITHOUT ROWID;\n"

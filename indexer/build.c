@@ -557,7 +557,7 @@ static int write_graph(writer *w, const corpus *c, build_stats *stats)
 	if (!rc)
 		rc = prepare(w, &gs, "INSERT OR IGNORE INTO guide_steps VALUES(?,?,?,?)");
 	if (!rc)
-		rc = prepare(w, &ln, "INSERT OR IGNORE INTO links VALUES(?,?)");
+		rc = prepare(w, &ln, "INSERT OR IGNORE INTO links VALUES(?,?,?)");
 	if (!rc)
 		rc = prepare(w, &pr, "INSERT OR IGNORE INTO prerequisites VALUES(?,?)");
 	char path[1100];
@@ -596,6 +596,7 @@ static int write_graph(writer *w, const corpus *c, build_stats *stats)
 				continue;
 			sqlite3_bind_int(ln, 1, id);
 			sqlite3_bind_int(ln, 2, dst);
+			sqlite3_bind_text(ln, 3, p->links[k].anchor ? p->links[k].anchor : "", -1, SQLITE_STATIC);
 			rc = step_reset(w, ln, "insert link");
 			if (!rc && sqlite3_changes(w->db))
 				stats->links++;
@@ -867,7 +868,16 @@ int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_mem
 	index_remove_stale_temps(out_path);
 	unlink(tmp);
 
-	writer w = { .file = tmp, .err = err, .fts_hash_bytes = (long long)fts_memory_mib << 20 };
+	/* by default an eighth of the corpus (1 MiB to BUILD_FTS_MEMORY_MIB): the hashes of the three
+	 * full-text tables take several times what FTS5 counts, and the build's peak memory is to
+	 * stay within twice the corpus */
+	long long hash = (long long)fts_memory_mib << 20;
+	if (fts_memory_mib <= 0) {
+		hash = (long long)c->bytes / 8;
+		hash = hash < (1LL << 20) ? 1LL << 20 : hash > (long long)BUILD_FTS_MEMORY_MIB << 20
+			? (long long)BUILD_FTS_MEMORY_MIB << 20 : hash;
+	}
+	writer w = { .file = tmp, .err = err, .fts_hash_bytes = hash };
 	int rc = 0;
 	w.order = malloc((size_t)(c->npages ? c->npages : 1) * sizeof(int));
 	w.id_of = malloc((size_t)(c->npages ? c->npages : 1) * sizeof(int));
@@ -889,9 +899,17 @@ int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_mem
 		goto out_close;
 	}
 	rc = atlas_analyzer_register(w.db, err);
-	if (!rc)
-		rc = exec(&w, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;"
-			      " PRAGMA auto_vacuum=INCREMENTAL; PRAGMA cache_size=-65536; BEGIN");
+	if (!rc) {
+		/* the page cache (and so the sorter's memory) as the hash: an eighth of the corpus,
+		 * 2 MiB to BUILD_FTS_MEMORY_MIB */
+		long long kib = (long long)c->bytes / 8 / 1024;
+		kib = kib < 2048 ? 2048 : kib > BUILD_FTS_MEMORY_MIB * 1024LL ? BUILD_FTS_MEMORY_MIB * 1024LL : kib;
+		char sql[200];
+		snprintf(sql, sizeof(sql),
+			 "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;"
+			 " PRAGMA auto_vacuum=INCREMENTAL; PRAGMA cache_size=-%lld; BEGIN", kib);
+		rc = exec(&w, sql);
+	}
 	if (!rc)
 		rc = exec(&w, atlas_schema_sql);
 	if (!rc) {

@@ -26,14 +26,15 @@ typedef struct build_stats {
 	int nphases;
 } build_stats;
 
-/* Default and bounds of the memory FTS5 gathers pending terms in before it writes them out as a
- * segment (atlas-index --fts-memory). A corpus larger than half of it is written in several
+/* Most and bounds of the memory FTS5 gathers pending terms in before it writes them out as a
+ * segment (atlas-index --fts-memory; by default an eighth of the corpus, at most this). A corpus larger than half of it is written in several
  * segments, merged into one at the end. */
 #define BUILD_FTS_MEMORY_MIB 64
 #define BUILD_FTS_MEMORY_MIB_MAX 4096
 
 /* Builds the index of c into a temporary file beside out_path, checks it, and renames it over
- * out_path; fts_memory_mib is the FTS5 pending-terms memory (1 to BUILD_FTS_MEMORY_MIB_MAX). The
+ * out_path; fts_memory_mib is the FTS5 pending-terms memory (1 to BUILD_FTS_MEMORY_MIB_MAX; 0 for
+ * an eighth of the corpus's bytes, from 1 MiB to BUILD_FTS_MEMORY_MIB). The
  * section bodies of c are freed as they are indexed: afterwards c can only be freed. On failure
  * the temporary file is removed, out_path is untouched, and err says what went wrong (naming the
  * file). Returns 0 or a negative ATLAS_E* code. */

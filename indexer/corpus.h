@@ -42,6 +42,7 @@ typedef struct section {
 
 typedef struct page_link {
 	char *target;       /* path, without #fragment */
+	char *anchor;       /* the #fragment, without '#': "" for none */
 	char *text;
 	int line;
 } page_link;

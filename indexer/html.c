@@ -167,6 +167,80 @@ int add_string(char ***v, int *n, const char *s)
 	return 0;
 }
 
+uint64_t html_id_hash(const char *id, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)id[i]) * 1099511628211ULL;
+	return h;
+}
+
+/* Adds the anchor name id (an id or a[name]) to the page's list; sets st->oom when out of memory. */
+static void add_id(head_state *st, const char *id)
+{
+	html_page *p = st->p;
+	if (!id || !*id)
+		return;
+	if (p->nids == st->capids) {
+		int cap = st->capids ? st->capids * 2 : 16;
+		uint64_t *v = realloc(p->ids, (size_t)cap * sizeof(*v));
+		if (!v) {
+			st->oom = true;
+			return;
+		}
+		p->ids = v;
+		st->capids = cap;
+	}
+	p->ids[p->nids++] = html_id_hash(id, strlen(id));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts the page's anchor names and keeps each once. */
+void finish_ids(html_page *p)
+{
+	if (p->nids > 1)
+		qsort(p->ids, (size_t)p->nids, sizeof(*p->ids), cmp_u64);
+	int n = 0;
+	for (int i = 0; i < p->nids; i++)
+		if (!n || p->ids[n - 1] != p->ids[i])
+			p->ids[n++] = p->ids[i];
+	p->nids = n;
+}
+
+static bool has_id(const html_page *p, const char *id, size_t n)
+{
+	uint64_t h = html_id_hash(id, n);
+	return p->nids && bsearch(&h, p->ids, (size_t)p->nids, sizeof(h), cmp_u64);
+}
+
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+bool html_has_anchor(const html_page *p, const char *frag)
+{
+	size_t n = strlen(frag);
+	if (!n || strcasecmp(frag, "top") == 0 || strncmp(frag, ":~:", 3) == 0 || has_id(p, frag, n))
+		return true;
+	char dec[1024];
+	size_t o = 0;
+	for (const char *c = frag; *c && o + 1 < sizeof(dec); c++) {
+		int a, b;
+		if (*c == '%' && (a = hex_digit(c[1])) >= 0 && (b = hex_digit(c[2])) >= 0) {
+			dec[o++] = (char)(a * 16 + b);
+			c += 2;
+		} else
+			dec[o++] = *c;
+	}
+	return o != n && has_id(p, dec, o);
+}
+
 static void set_once(char **slot, const char *v, bool *oom)
 {
 	if (*slot || !v)
@@ -309,6 +383,9 @@ void read_head(head_state *st, const GumboNode *node)
 		return;
 	const GumboElement *el = &node->v.element;
 	html_page *p = st->p;
+	add_id(st, attr(el, "id"));
+	if (el->tag == GUMBO_TAG_A)
+		add_id(st, attr(el, "name"));
 	switch (el->tag) {
 	case GUMBO_TAG_HTML:
 	case GUMBO_TAG_BODY:
@@ -336,6 +413,8 @@ void read_head(head_state *st, const GumboNode *node)
 			set_once(&p->description, content, &st->oom);
 		else if (strcasecmp(key, "og:title") == 0)
 			set_once(&p->og_title, content, &st->oom);
+		else if (strcasecmp(key, "og:url") == 0)
+			set_once(&p->og_url, content, &st->oom);
 		else if (strcasecmp(key, "og:image") == 0)
 			set_once(&p->image, content, &st->oom);
 		else if (strcasecmp(key, "keywords") == 0)

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* A list of simple selectors ("main", "div.body", "#content", "[role=main]", "nav[aria-label]",
  * comma-separated): each a tag name, classes, an id and attributes, all of which must match one
@@ -42,6 +43,7 @@ typedef struct html_page {
 	char *title;        /* <title>, whitespace collapsed; NULL when absent or empty */
 	int title_line;
 	char *og_title, *h1, *description, *first_para, *keywords, *image, *modified, *canonical;
+	char *og_url;       /* meta property="og:url", the page's address when it has no canonical link */
 	char *next;         /* href of <link rel=next> or a[rel=next] */
 	int next_line;
 	char *up;           /* href of rel=up, or of the a[accesskey=u] generators mark "Up" with */
@@ -55,6 +57,12 @@ typedef struct html_page {
 	int nindex_refs;
 	html_ref *links;    /* a[href] inside the content root */
 	int nlinks;
+	uint64_t *ids;      /* html_id_hash of every id and a[name] in the page, sorted, each once:
+			     * the fragments a link to the page may name */
+	int nids;
+	html_ref *bad_frags; /* links inside the content root to "#..." of the page itself that no
+			      * id or a[name] of it answers (html_has_anchor), text NULL */
+	int nbad_frags;
 	char **defs;        /* text of each dt with an id inside the content root */
 	int ndefs;
 	html_sec *secs;     /* secs[0] is the lead */
@@ -77,6 +85,14 @@ typedef struct html_opts {
  * or -1 when out of memory (out is then empty). */
 int html_read(html_page *out, const char *data, size_t n, const html_opts *o);
 void html_page_free(html_page *p);
+
+/* The hash html_page.ids holds for the anchor name id[0..n). */
+uint64_t html_id_hash(const char *id, size_t n);
+
+/* Whether the fragment frag (without '#', as written in an href) names a place in page p: an id or
+ * a[name], as written or percent-decoded, or what a browser finds with none ("", "top", a
+ * ":~:" text directive). */
+bool html_has_anchor(const html_page *p, const char *frag);
 
 /* Gives back the memory the calling thread keeps between pages for their parse trees; for a
  * thread done reading pages. */

@@ -289,6 +289,9 @@ static void body_link(body_state *st, const GumboNode *node)
 	size_t start = st->text.len;
 	size_t sec = (size_t)st->p->nsecs;
 	body_children(st, el);
+	if (href && href[0] == '#' && !html_has_anchor(st->p, href + 1) &&
+	    add_ref(&st->p->bad_frags, &st->p->nbad_frags, href, NULL, (int)el->start_pos.line))
+		st->oom = true;
 	if (!href || !*href || href[0] == '#')
 		return;
 	char *text = NULL;
@@ -485,6 +488,7 @@ int html_read(html_page *p, const char *data, size_t n, const html_opts *o)
 	hs.p = p;
 	hs.o = o;
 	read_head(&hs, out->root);
+	finish_ids(p);
 	const GumboNode *root = hs.root_sel ? hs.root_sel : hs.marked ? hs.marked : hs.main ? hs.main
 			      : hs.role_main ? hs.role_main : hs.article ? hs.article : hs.body ? hs.body : out->root;
 	body_state bs;
@@ -537,6 +541,7 @@ void html_page_free(html_page *p)
 	free(p->image);
 	free(p->modified);
 	free(p->canonical);
+	free(p->og_url);
 	free(p->next);
 	free(p->up);
 	free_refs(p->crumbs, p->ncrumbs);
@@ -545,6 +550,8 @@ void html_page_free(html_page *p)
 		free(p->index_refs[i]);
 	free(p->index_refs);
 	free_refs(p->links, p->nlinks);
+	free(p->ids);
+	free_refs(p->bad_frags, p->nbad_frags);
 	for (int i = 0; i < p->ndefs; i++)
 		free(p->defs[i]);
 	free(p->defs);

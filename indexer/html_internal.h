@@ -15,6 +15,7 @@ typedef struct head_state {
 	html_page *p;
 	const html_opts *o;
 	strmap frag_refs;           /* fragments of href="#..." anywhere in the page */
+	int capids;
 	const GumboNode *root_sel;  /* first match of the configured content selector */
 	const GumboNode *marked, *main, *role_main, *article, *body;
 	const GumboNode *crumb_box; /* the first breadcrumb container */
@@ -54,5 +55,8 @@ int add_string(char ***v, int *n, const char *s);
 /* Reads node and what is below it into st: the page's metadata, navigation (breadcrumbs, up,
  * next, guides) and the candidates for its content root. Out of memory sets st->oom. */
 void read_head(head_state *st, const GumboNode *node);
+
+/* Sorts the page's anchor names (p->ids) and keeps each once. */
+void finish_ids(html_page *p);
 
 #endif

@@ -1,6 +1,7 @@
 /* main.c - atlas-index: validates a corpus or a built site and builds atlas.db from it, atomically. */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +43,8 @@ static const char usage[] =
 	"                 (sitemap, topics, synonyms, configuration) still stop the build\n"
 	"  --quiet        print problems only, no summary\n"
 	"  --fts-memory MIB\n"
-	"                 memory for the full-text index's pending terms (default 64, 1 to 4096;\n"
+	"                 memory for the full-text index's pending terms (1 to 4096; default an\n"
+	"                 eighth of the corpus, at most 64;\n"
 	"                 a quarter more for the important fields' index): less lowers the build's peak memory; a corpus of more than half of it is\n"
 	"                 written in several parts and merged at the end\n"
 	"  --help         show this help\n"
@@ -69,14 +71,18 @@ int main(int argc, char **argv)
 {
 	/* the corpus's vocabulary in the stem cache: with the default 4096 slots a quarter of the
 	 * words of 1,000 generated explainers missed it, and Snowball stemming them was an eighth of
-	 * the build's instructions */
-	atlas_analyzer_set_stem_cache(32768);
+	 * the build's instructions; each of the build's four analyzers has one (400 KiB) */
+	atlas_analyzer_set_stem_cache(8192);
 	/* no allocation statistics: SQLite otherwise takes one process-wide mutex on every
 	 * allocation and free to count them, and the full-text and read-next threads both allocate
 	 * all the time */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	/* blocks of 128 KiB and more (the texts' blocks, hash tables, SQLite's and FTS5's buffers)
+	 * mapped on their own and given back when freed: glibc's threshold otherwise grows with the
+	 * first such block freed, and the build's peak with what it cannot give back */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	const char *dir = NULL, *out = NULL, *site_dir = NULL, *config = NULL;
-	int check = 0, strict = 0, quiet = 0, keep_going = 0, fts_memory = BUILD_FTS_MEMORY_MIB;
+	int check = 0, strict = 0, quiet = 0, keep_going = 0, fts_memory = 0;
 	static const struct option opts[] = {
 		{ "corpus", required_argument, NULL, 'c' }, { "out", required_argument, NULL, 'o' },
 		{ "check", no_argument, NULL, 'k' },        { "strict", no_argument, NULL, 's' },

@@ -18,6 +18,7 @@ typedef struct md_state {
 	strbuf link_text;
 	strbuf text;           /* the page's section bodies so far, the last one still growing */
 	char *link_target;
+	char *link_anchor;  /* the link's #fragment, "" for none */
 	strmap anchors;
 	size_t link_cursor;    /* where to look for the next link's text in body */
 	size_t line_off;       /* body offset whose line is line_no (1-based) */
@@ -122,14 +123,24 @@ static int md_enter_span(MD_SPANTYPE type, void *detail, void *ud)
 	MD_SPAN_A_DETAIL *a = detail;
 	st->link_depth++;
 	free(st->link_target);
-	st->link_target = NULL;
+	free(st->link_anchor);
+	st->link_target = st->link_anchor = NULL;
 	if (a->href.size > 0 && a->href.text[0] == '/') {
-		size_t n = a->href.size;
+		size_t n = a->href.size, hash = a->href.size;
 		for (size_t i = 0; i < a->href.size; i++)
 			if (a->href.text[i] == '#' || a->href.text[i] == '?') {
 				n = i;
 				break;
 			}
+		for (size_t i = n; i < a->href.size; i++)
+			if (a->href.text[i] == '#') {
+				hash = i;
+				break;
+			}
+		size_t fe = hash;
+		while (fe < a->href.size && a->href.text[fe] != '?')
+			fe++;
+		st->link_anchor = hash < fe ? corpus_strndup(a->href.text + hash + 1, fe - hash - 1) : corpus_strndup("", 0);
 		while (n > 1 && a->href.text[n - 1] == '/')
 			n--;
 		st->link_target = corpus_strndup(a->href.text, n);
@@ -156,7 +167,8 @@ static int md_leave_span(MD_SPANTYPE type, void *detail, void *ud)
 	p->links = links;
 	page_link *l = &links[p->nlinks++];
 	l->target = st->link_target;
-	st->link_target = NULL;
+	l->anchor = st->link_anchor;
+	st->link_target = st->link_anchor = NULL;
 	l->text = strdup(strbuf_str(&st->link_text));
 	/* the link's line: where "](target" next appears, followed by the end of the target; the
 	 * body is st->body_len bytes, not NUL-terminated */
@@ -320,6 +332,7 @@ int corpus_parse_body(page *p, const char *body, size_t n, int body_line)
 	strbuf_free(&st.heading);
 	strbuf_free(&st.link_text);
 	free(st.link_target);
+	free(st.link_anchor);
 	strmap_free(&st.anchors);
 	if (rc || st.oom || st.text.oom) {
 		strbuf_free(&st.text);

@@ -127,7 +127,7 @@ void page_pack(page *p)
 	for (int i = 0; i < p->nsecs; i++)
 		strings += str_size(p->secs[i].heading) + str_size(p->secs[i].anchor);
 	for (int i = 0; i < p->nlinks; i++)
-		strings += str_size(p->links[i].target) + str_size(p->links[i].text);
+		strings += str_size(p->links[i].target) + str_size(p->links[i].text) + str_size(p->links[i].anchor);
 	char *block = malloc(arrays + strings ? arrays + strings : 1);
 	if (!block)
 		return;
@@ -154,8 +154,10 @@ void page_pack(page *p)
 			links[i] = p->links[i];
 			links[i].target = pack_str(&s, p->links[i].target);
 			links[i].text = pack_str(&s, p->links[i].text);
+			links[i].anchor = pack_str(&s, p->links[i].anchor);
 			free(p->links[i].target);
 			free(p->links[i].text);
+			free(p->links[i].anchor);
 		}
 		free(p->links);
 		p->links = links;
@@ -387,6 +389,7 @@ void page_free(page *p)
 		for (int i = 0; i < p->nlinks; i++) {
 			free(p->links[i].target);
 			free(p->links[i].text);
+			free(p->links[i].anchor);
 		}
 		free(p->links);
 	}

@@ -618,7 +618,7 @@ static int rows_open(out_ctx *o)
 		return o->rc;
 	}
 	if (rows_exec(o, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;"
-			 " PRAGMA cache_size=-8192; BEGIN") ||
+			 " PRAGMA cache_size=-2048; BEGIN") ||
 	    rows_exec(o, atlas_schema_signals_sql) || rows_exec(o, atlas_schema_fields_sql) ||
 	    rows_exec(o, "CREATE TABLE computed(src INTEGER, dst INTEGER, signal INTEGER, weight REAL, detail BLOB)"))
 		return o->rc;

@@ -249,6 +249,7 @@ static bool resolve(const site *s, const char *rel, const char *href, char *out,
 	const char *site_url = s->c->site_url ? s->c->site_url : "";
 	size_t ul = strlen(site_url);
 	const char *colon = strchr(p, ':'), *slash = strchr(p, '/');
+	bool url_path = true; /* href is an absolute URL or path, not relative to the page */
 	if (colon && (!slash || colon < slash)) {
 		if (strncasecmp(p, "http://", 7) != 0 && strncasecmp(p, "https://", 8) != 0)
 			return false;
@@ -262,17 +263,23 @@ static bool resolve(const site *s, const char *rel, const char *href, char *out,
 			return false;
 		snprintf(joined, sizeof(joined), "%s", p + hl2);
 	} else if (p[0] == '/') {
-		size_t bl = strlen(s->base);
-		if (bl && strncmp(p, s->base, bl) == 0 && (p[bl] == '/' || !p[bl]))
-			p += bl;
 		snprintf(joined, sizeof(joined), "%s", p);
 	} else {
+		url_path = false;
 		const char *last = strrchr(rel, '/');
 		int dl = last ? (int)(last - rel) : 0;
 		if (!*p) /* the page itself */
 			snprintf(joined, sizeof(joined), "/%s", rel);
 		else
 			snprintf(joined, sizeof(joined), "/%.*s%s%s", dl, rel, dl ? "/" : "", p);
+	}
+	if (url_path) {
+		/* a URL path: below the folder the site is served as */
+		size_t bl = strlen(s->base);
+		if (bl && strncmp(joined, s->base, bl) == 0 && (joined[bl] == '/' || !joined[bl]))
+			memmove(joined, joined + bl, strlen(joined + bl) + 1);
+		else if (bl && s->base_in_paths)
+			return false; /* another part of the host */
 	}
 	/* segments, with . and .. */
 	char *seg[512];
@@ -339,12 +346,15 @@ static int file_of(const site *s, const char *rel)
 	return -1;
 }
 
-/* The page file href names from file fi, or -1 (set *outside when it leaves the site). */
-int target_of(const site *s, int fi, const char *href, bool *exists)
+/* The page file href names from file fi, or -1; *exists is false when href names a file of the
+ * site that is missing. frag (of fragn bytes, may be NULL) gets href's fragment. */
+int target_of(const site *s, int fi, const char *href, bool *exists, char *frag, size_t fragn)
 {
 	char rel[4096];
 	*exists = false;
-	if (!resolve(s, s->files[fi].rel, href, rel, sizeof(rel), NULL, 0)) {
+	if (frag && fragn)
+		*frag = '\0';
+	if (!resolve(s, s->files[fi].rel, href, rel, sizeof(rel), frag, fragn)) {
 		*exists = true; /* not the site's: not broken either */
 		return -1;
 	}
@@ -365,8 +375,41 @@ int target_of(const site *s, int fi, const char *href, bool *exists)
 ** The sitemap.
 */
 
+/* The folder of the host's URL paths the sitemap's entries lie below when the site is served
+ * under one ("/docs/15" for locs under https://example.org/docs/15/): the prefix which, cut from
+ * the most entries, leaves the path of a file of the site; "" when the paths name files as they
+ * are. Returns a malloc'd string (NULL when out of memory). */
+static char *base_from_sitemap(site *s)
+{
+	corpus *c = s->c;
+	strmap votes = STRMAP_INIT;
+	for (int i = 0; i < c->nsitemap; i++) {
+		const char *p = c->sitemap[i].path;
+		for (const char *q = p; q && *q == '/'; q = strchr(q + 1, '/')) {
+			char rel[4096];
+			if (resolve(s, "", q, rel, sizeof(rel), NULL, 0) && file_of(s, rel) >= 0) {
+				int *v = strmap_put(&votes, p, (size_t)(q - p), 0, NULL);
+				if (v)
+					(*v)++;
+				break;
+			}
+		}
+	}
+	const char *best = "";
+	int bestn = 0;
+	for (size_t i = 0; i < votes.cap; i++)
+		if (votes.slots[i].key && votes.slots[i].value > bestn) {
+			best = votes.slots[i].key;
+			bestn = votes.slots[i].value;
+		}
+	char *r = strdup(best);
+	strmap_free(&votes);
+	return r;
+}
+
 /* Reads dir/sitemap.xml (when present) and gives each listed file its path, lastmod, priority
- * and image; a URL with no file is a warning. */
+ * and image; a URL with no file is a warning. Without a configured site_url, the folder the site
+ * is served as comes from the sitemap's locs (base_from_sitemap). */
 void read_sitemap(site *s)
 {
 	char file[PATH_MAX];
@@ -375,8 +418,17 @@ void read_sitemap(site *s)
 	if (stat(file, &st) != 0)
 		return;
 	corpus *c = s->c;
+	bool configured = c->site_url != NULL;
 	corpus_read_sitemap(c, s->d, s->strict);
-	size_t ul = c->site_url ? strlen(c->site_url) : 0;
+	if (!configured && c->site_url) {
+		char *b = base_from_sitemap(s);
+		if (b) {
+			free(s->base);
+			s->base = b;
+			s->base_in_paths = *b != '\0';
+		}
+	}
+	size_t ul = configured ? strlen(c->site_url) : 0;
 	for (int i = 0; i < c->nsitemap; i++) {
 		sitemap_entry *e = &c->sitemap[i];
 		if (!e->path)
@@ -410,14 +462,14 @@ void read_sitemap(site *s)
 */
 
 /* The site's address when neither the configuration nor a sitemap gives it: the part of the
- * canonical links before each page's own path, when most of them agree. */
+ * canonical links (else og:url) before each page's own path, when most of them agree. */
 static char *url_from_canonicals(const site *s)
 {
 	strmap counts = STRMAP_INIT;
 	int with = 0;
 	for (int fi = 0; fi < s->nfiles; fi++) {
 		const site_file *f = &s->files[fi];
-		const char *cn = f->ok ? f->hp.canonical : NULL;
+		const char *cn = f->ok ? f->hp.canonical ? f->hp.canonical : f->hp.og_url : NULL;
 		if (!cn || (strncmp(cn, "http://", 7) != 0 && strncmp(cn, "https://", 8) != 0))
 			continue;
 		with++;
@@ -520,15 +572,22 @@ int site_load(corpus *c, const char *dir, const char *config_path, bool strict, 
 		c->site_url = strdup(s.cfg.site_url);
 	s.base = strdup("");
 	read_sitemap(&s);
+	bool found = !c->site_url;
 	if (!c->site_url)
 		c->site_url = url_from_canonicals(&s);
 	if (!c->site_url)
 		c->site_url = strdup("");
-	{
+	if (!c->have_sitemap || s.cfg.site_url) {
+		/* the folder of the URL's path: the pages' paths below it when it was found, the
+		 * configuration's site_url being the address paths are relative to */
 		const char *h = strstr(c->site_url, "://");
-		const char *p = h ? strchr(h + 3, '/') : NULL;
+		char *p = h ? strchr(h + 3, '/') : NULL;
 		free(s.base);
 		s.base = strdup(p ? p : "");
+		if (p && found && s.base && *s.base) {
+			*p = '\0';
+			s.base_in_paths = true;
+		}
 	}
 	find_title_affix(&s);
 	int gathered = 0; /* pages whose texts are in blocks */
@@ -540,9 +599,10 @@ int site_load(corpus *c, const char *dir, const char *config_path, bool strict, 
 		if (!f->path) {
 			if (c->have_sitemap)
 				diag_add(d, f->file, 1, warn_sev(&s), "page /%s is not in sitemap.xml", f->rel);
-			size_t n = strlen(f->rel) + 2;
+			const char *b = s.base_in_paths ? s.base : "";
+			size_t n = strlen(b) + strlen(f->rel) + 2;
 			if ((f->path = malloc(n)))
-				snprintf(f->path, n, "/%s", f->rel);
+				snprintf(f->path, n, "%s/%s", b, f->rel);
 		}
 		if (!f->path)
 			continue;

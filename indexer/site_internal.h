@@ -68,7 +68,10 @@ typedef struct site {
 	site_file *files;
 	int nfiles, capfiles;
 	strmap by_rel;       /* rel -> file index */
-	char *base;          /* the path part of site_url ("" or "/docs") */
+	char *base;          /* the folder of the site's URL paths the site's folder is served as ("" or
+			      * "/docs/15"): the path part of site_url when the configuration gives it,
+			      * else what the sitemap or the canonical links show */
+	bool base_in_paths;  /* pages' paths begin with base (it was found, not configured) */
 	html_opts opts;
 	pthread_mutex_t lock;
 	int next_file;
@@ -96,7 +99,7 @@ void read_sitemap(site *s);
  * files inside the site's folder. */
 void walk(site *s, const char *rel, int depth);
 /* The page file href names from file fi, or -1 (set *outside when it leaves the site). */
-int target_of(const site *s, int fi, const char *href, bool *exists);
+int target_of(const site *s, int fi, const char *href, bool *exists, char *frag, size_t fragn);
 
 /* site_config.c */
 

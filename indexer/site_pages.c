@@ -270,7 +270,7 @@ int make_page(site *s, int fi, page *p)
 
 /* Adds a link of page p to target (a page's path). A page may link to another more than once, as
  * a corpus page may: the index keeps one edge. */
-static void add_link(page *p, const char *target, const char *text, int line)
+static void add_link(page *p, const char *target, const char *anchor, const char *text, int line)
 {
 	page_link *l = p->links;
 	/* grown by doubling: the capacity is the power of two at or above nlinks */
@@ -280,15 +280,19 @@ static void add_link(page *p, const char *target, const char *text, int line)
 	p->links = l;
 	l[p->nlinks].target = strdup(target);
 	l[p->nlinks].text = strdup(text ? text : "");
+	l[p->nlinks].anchor = strdup(anchor);
 	l[p->nlinks].line = line;
-	if (l[p->nlinks].target && l[p->nlinks].text)
+	if (l[p->nlinks].target && l[p->nlinks].text && l[p->nlinks].anchor)
 		p->nlinks++;
 	else {
 		free(l[p->nlinks].target);
 		free(l[p->nlinks].text);
+		free(l[p->nlinks].anchor);
 	}
 }
 
+/* Makes each page's link edges (fragments kept) from its links; a link to a missing page, or to an
+ * anchor its target does not have, is a warning naming the file and line. */
 void resolve_links(site *s)
 {
 	corpus *c = s->c;
@@ -300,14 +304,21 @@ void resolve_links(site *s)
 		for (int k = 0; k < f->hp.nlinks; k++) {
 			const html_ref *r = &f->hp.links[k];
 			bool exists;
-			int t = target_of(s, fi, r->href, &exists);
+			char frag[1024];
+			int t = target_of(s, fi, r->href, &exists, frag, sizeof(frag));
 			if (t >= 0) {
+				if (!html_has_anchor(&s->files[t].hp, frag))
+					diag_add(s->d, f->file, r->line, warn_sev(s), "link to missing anchor #%s of %s", frag,
+						 c->pages[s->files[t].page].path);
 				if (t != fi)
-					add_link(p, c->pages[s->files[t].page].path, r->text, r->line);
+					add_link(p, c->pages[s->files[t].page].path, frag, r->text, r->line);
 			} else if (!exists) {
 				diag_add(s->d, f->file, r->line, warn_sev(s), "link to missing page %s", r->href);
 			}
 		}
+		for (int k = 0; k < f->hp.nbad_frags; k++)
+			diag_add(s->d, f->file, f->hp.bad_frags[k].line, warn_sev(s), "link to missing anchor %s of %s",
+				 f->hp.bad_frags[k].href, p->path);
 	}
 }
 

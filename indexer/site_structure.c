@@ -75,14 +75,14 @@ void find_parents(site *s)
 		bool exists;
 		int par = -1;
 		if (f->hp.up)
-			par = target_of(s, fi, f->hp.up, &exists);
+			par = target_of(s, fi, f->hp.up, &exists, NULL, 0);
 		for (int k = f->hp.ncrumbs - 1; (par < 0 || par == fi) && k >= 0; k--)
-			par = target_of(s, fi, f->hp.crumbs[k].href, &exists);
+			par = target_of(s, fi, f->hp.crumbs[k].href, &exists, NULL, 0);
 		if (par < 0 || par == fi)
 			par = folder_parent(s, fi);
 		f->parent = par == fi ? -1 : par;
 		if (f->hp.next) {
-			int nx = target_of(s, fi, f->hp.next, &exists);
+			int nx = target_of(s, fi, f->hp.next, &exists, NULL, 0);
 			f->next = nx == fi ? -1 : nx;
 		}
 	}
@@ -191,7 +191,7 @@ void make_topics(site *s)
 		for (int k = 0; f->page >= 0 && k < f->hp.ncrumbs + f->hp.ntrail_ends; k++) {
 			const html_ref *r = k < f->hp.ncrumbs ? &f->hp.crumbs[k] : &f->hp.trail_ends[k - f->hp.ncrumbs];
 			bool exists;
-			int t = r->text ? target_of(s, fi, r->href, &exists) : -1;
+			int t = r->text ? target_of(s, fi, r->href, &exists, NULL, 0) : -1;
 			if (t >= 0 && !s->files[t].crumb_text)
 				s->files[t].crumb_text = r->text;
 		}
@@ -204,7 +204,7 @@ void make_topics(site *s)
 		bool any = false;
 		for (int k = 0; k < f->hp.ntrail_ends; k++) {
 			bool exists;
-			int at = target_of(s, fi, f->hp.trail_ends[k].href, &exists);
+			int at = target_of(s, fi, f->hp.trail_ends[k].href, &exists, NULL, 0);
 			int t = at >= 0 ? topic_of(s, at, 0) : -1;
 			if (t >= 0) {
 				add_topic(c, p, t);
@@ -277,7 +277,7 @@ void make_guides(site *s)
 				gs->steps = calloc((size_t)(hg->nsteps ? hg->nsteps : 1), sizeof(char *));
 				for (int j = 0; gs->steps && j < hg->nsteps; j++) {
 					bool exists;
-					int t = target_of(s, gi, hg->steps[j].href, &exists);
+					int t = target_of(s, gi, hg->steps[j].href, &exists, NULL, 0);
 					if (t < 0) {
 						diag_add(s->d, g->file, hg->steps[j].line, warn_sev(s),
 							 "guide step %s is not a page of the site", hg->steps[j].href);
@@ -345,7 +345,7 @@ void assign_types(site *s)
 	for (int fi = 0; index_page && fi < s->nfiles; fi++)
 		for (int k = 0; s->files[fi].page >= 0 && k < s->files[fi].hp.nindex_refs; k++) {
 			bool exists;
-			int t = target_of(s, fi, s->files[fi].hp.index_refs[k], &exists);
+			int t = target_of(s, fi, s->files[fi].hp.index_refs[k], &exists, NULL, 0);
 			if (t >= 0)
 				index_page[t] = true;
 		}

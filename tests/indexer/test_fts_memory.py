@@ -20,7 +20,7 @@ def main():
     fails = []
     with tempfile.TemporaryDirectory() as tmp:
         small, big = os.path.join(tmp, 'small.db'), os.path.join(tmp, 'big.db')
-        for out, extra in ((small, ['--fts-memory', '1']), (big, [])):
+        for out, extra in ((small, ['--fts-memory', '1']), (big, ['--fts-memory', '64'])):
             p = subprocess.run([indexer, '--corpus', corpus, '--out', out, '--quiet'] + extra,
                                capture_output=True, text=True)
             if p.returncode != 0:

@@ -367,11 +367,16 @@ def build_index_new(manual, pages, indexer, work, db):
         how = "atlas-index --site"
         import sqlite3
         paths = [r[0] for r in sqlite3.connect(db).execute("SELECT path FROM docs")]
+        # a site served under a path (its canonical links or sitemap say so) has its pages'
+        # paths below that folder: /en/master/usage/quickstart.html
+        common = os.path.commonprefix(paths)
+        base = common[:common.rfind("/")] if "/" in common else ""
         by_page = {}
         for p in pages:
             for cand in ("/" + p, "/" + re.sub(r"\.html$", "", p), "/" + re.sub(r"(^|/)index\.html$", r"\1", p)):
-                if cand in paths:
-                    by_page[p] = cand
+                found = next((c for c in (cand, base + cand) if c in paths), None)
+                if found:
+                    by_page[p] = found
                     break
         return db, by_page, how
     corpus = os.path.join(work, "corpus")

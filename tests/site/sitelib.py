@@ -58,6 +58,11 @@ class Index:
         return {self.path_of[d] for (d,) in self.db.execute('SELECT dst FROM links WHERE src = ?',
                                                              (self.docs[path]['id'],))}
 
+    def anchors(self, path):
+        """The #fragment each link edge of the page at path keeps, by the target's path."""
+        return {self.path_of[d]: a for d, a in self.db.execute('SELECT dst, anchor FROM links WHERE src = ?',
+                                                                (self.docs[path]['id'],))}
+
     def all_links(self):
         out = {}
         for s, d in self.db.execute('SELECT src, dst FROM links'):

@@ -125,13 +125,14 @@ def html_files(root, exclude):
     return sorted(out)
 
 
-def check_sections(ix, root, rels, name):
-    """Each page's sections are its content's h2-h4 with the anchor the page gives them."""
+def check_sections(ix, root, rels, name, base=''):
+    """Each page's sections are its content's h2-h4 with the anchor the page gives them (the
+    pages' paths below base)."""
     wrong = []
     n = 0
     for rel in rels:
         want = headings(os.path.join(root, rel))
-        got = ix.sections('/' + rel)[1:]
+        got = ix.sections(base + '/' + rel)[1:]
         n += len(got)
         flat = [(lv, h, a or anchor_of(h)) for _, lv, h, a in got]
         exp = [(lv, h, a or anchor_of(h)) for lv, h, a in want]
@@ -147,6 +148,7 @@ def sphinx(indexer, query_bin, root, work):
     with open(cfg, 'w') as f:
         json.dump({'exclude': exclude}, f)
     db = os.path.join(work, 'sphinx.db')
+    B = '/en/master'
     rc, out, err = build(indexer, root, db, '--config', cfg)
     check(rc == 0, f'sphinx: atlas-index --site exits 0 ({rc}: {err.strip()[-200:]})')
     if rc:
@@ -154,28 +156,30 @@ def sphinx(indexer, query_bin, root, work):
     ix = Index(db)
     rels = [r for r in html_files(root, ['genindex.html', 'search.html', 'py-modindex.html'])
             if not r.startswith('_modules/')]
-    check(sorted(ix.docs) == ['/' + r for r in rels], f'sphinx: the {len(rels)} pages not excluded, at their paths')
+    # served under /en/master/ (its canonical links): paths are URL paths on the host
+    check(sorted(ix.docs) == [B + '/' + r for r in rels], f'sphinx: the {len(rels)} pages not excluded, at their URL paths')
+    check(ix.meta.get('site_url') == 'https://www.sphinx-doc.org', f"sphinx: site_url from the canonical links ({ix.meta.get('site_url')})")
     check(not any(d['title'].endswith('Sphinx documentation') for d in ix.docs.values()),
           'sphinx: no title keeps the site suffix')
-    check(ix.docs['/usage/configuration.html']['title'] == 'Configuration', 'sphinx: /usage/configuration.html is "Configuration"')
-    check_sections(ix, root, rels, 'sphinx')
-    for name, page, n in [('html_theme_options', '/usage/configuration.html', 1),
-                          ('latex_engine', '/usage/configuration.html', 1),
-                          ('add_config_value', '/extdev/appapi.html', 2)]:
+    check(ix.docs[B + '/usage/configuration.html']['title'] == 'Configuration', 'sphinx: /usage/configuration.html is "Configuration"')
+    check_sections(ix, root, rels, 'sphinx', B)
+    for name, page, n in [('html_theme_options', B + '/usage/configuration.html', 1),
+                          ('latex_engine', B + '/usage/configuration.html', 1),
+                          ('add_config_value', B + '/extdev/appapi.html', 2)]:
         r = query(query_bin, db, name)
         top = [h['path'] for h in r['results'][:n]]
         check(page in top, f'sphinx: search {name}: the page defining it in the first {n} ({top})')
     topics = ix.topics()
-    check(json.loads(ix.docs['/usage/extensions/autodoc.html']['topics']) == ['usage/extensions'],
+    check(json.loads(ix.docs[B + '/usage/extensions/autodoc.html']['topics']) == ['usage/extensions'],
           'sphinx: autodoc is in topic usage/extensions (its related bar)')
-    check(topics.get('usage/extensions') == ('usage', 'Extensions', '/usage/extensions/index.html'),
+    check(topics.get('usage/extensions') == ('usage', 'Extensions', B + '/usage/extensions/index.html'),
           f"sphinx: topic usage/extensions below usage, the page of Extensions ({topics.get('usage/extensions')})")
-    steps = [p for _, p in ix.guide('/usage/index.html')]
-    check(steps[:5] == ['/usage/restructuredtext/index.html', '/usage/markdown.html', '/usage/configuration.html',
-                        '/usage/builders/index.html', '/usage/extensions/index.html'],
+    steps = [p for _, p in ix.guide(B + '/usage/index.html')]
+    check(steps[:5] == [B + '/usage/restructuredtext/index.html', B + '/usage/markdown.html', B + '/usage/configuration.html',
+                        B + '/usage/builders/index.html', B + '/usage/extensions/index.html'],
           f'sphinx: "Using Sphinx" is a guide in its toctree order ({steps[:5]})')
-    check(ix.docs['/index.html']['type'] == 'page', 'sphinx: the top page is a site page')
-    check('/usage/theming.html' in ix.links('/usage/configuration.html'), 'sphinx: configuration links to theming')
+    check(ix.docs[B + '/index.html']['type'] == 'page', 'sphinx: the top page is a site page')
+    check(B + '/usage/theming.html' in ix.links(B + '/usage/configuration.html'), 'sphinx: configuration links to theming')
 
 
 def mkdocs(indexer, query_bin, root, work):

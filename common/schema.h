@@ -7,7 +7,7 @@
 #include "error.h"
 
 /* Bumped whenever a table or column changes meaning; readers refuse other versions. */
-#define ATLAS_SCHEMA_VERSION 16
+#define ATLAS_SCHEMA_VERSION 17
 
 /* Column order of the documents FTS5 table, and of the bm25() weights that go with it. defs holds
  * the names a page defines (the definition terms and API signatures of a built site's pages,

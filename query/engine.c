@@ -18,6 +18,7 @@
 #include "analyzer.h"
 #include "anchor.h"
 #include "engine_internal.h"
+#include "blockpost.h"
 #include "postings.h"
 #include "fts_functions.h"
 #include "parse.h"
@@ -477,16 +478,8 @@ static int load_col_sizes(atlas_engine *e, atlas_error *err)
 		const unsigned char *p = sqlite3_column_blob(st, 1), *end = p + sqlite3_column_bytes(st, 1);
 		if (id < 1 || id > e->ndocs || !p)
 			continue;
-		int v[FTS_NCOLS], c = 0;
-		while (c < FTS_NCOLS && p < end) {
-			unsigned x = 0;
-			int k = 0;
-			do
-				x = (x << 7) | (*p & 0x7f);
-			while ((*p++ & 0x80) && p < end && ++k < 4);
-			v[c++] = (int)(x & 0x7fffffff);
-		}
-		if (c == FTS_NCOLS) {
+		int v[FTS_NCOLS];
+		if (!blockpost_docsize(p, (int)(end - p), v)) {
 			memcpy(e->col_sizes + (id - 1) * FTS_NCOLS, v, sizeof(v));
 			complete++;
 		}

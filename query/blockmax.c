@@ -333,6 +333,14 @@ static void take(walk *w, int d)
 	h.score = w->a->fn ? w->a->fn(w->a->ctx, &h) : h.bm25 * prior;
 	w->matched++;
 	offer(&w->b, &h);
+	if (w->a->each)
+		w->a->each(w->a->ctx, &h);
+}
+
+/* Whether the walk has taken the rows it may. */
+static bool full(const walk *w)
+{
+	return w->a->max_rows > 0 && w->matched >= w->a->max_rows;
 }
 
 /* The bound of a page of bound sum bm over the best k (its prior pr, or the largest). */
@@ -377,7 +385,7 @@ static void any_walk(walk *w)
 			seek(q, q->c[i], 1);
 			act[na++] = q->c[i];
 		}
-	while ((na = sort_cursors(act, na)) > 0) {
+	while (!full(w) && (na = sort_cursors(act, na)) > 0) {
 		double acc = 0;
 		int p = -1;
 		for (int i = 0; i < na && p < 0; i++)
@@ -437,7 +445,7 @@ static void all_walk(walk *w)
 	blockmax *q = w->q;
 	const blockmax_args *a = w->a;
 	int gmin[64];
-	for (int d = 1;;) {
+	for (int d = 1; !full(w);) {
 		if ((d = next_allowed(a->allowed, q->ndocs, d)) == END)
 			break;
 		double bs = 0;
@@ -534,6 +542,8 @@ int blockmax_run(blockmax *q, const blockmax_args *a, blockmax_hit *hits, blockm
 		else
 			any_walk(&w);
 	}
+	if (full(&w))
+		w.pruned = true; /* stopped at max_rows */
 	qsort(hits, (size_t)w.b.n, sizeof(*hits), cmp_hits);
 	res->nhits = w.b.n;
 	res->total_exact = !w.pruned;

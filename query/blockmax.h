@@ -59,6 +59,10 @@ typedef struct blockmax_args {
 	double slack;            /* the final score's largest factor past bm25 x prior (>= 1) */
 	blockmax_score_fn fn;    /* NULL: the final score is bm25 x prior */
 	void *ctx;
+	/* when set, called for every page matched (in page order; with exhaustive, every matching
+	 * page), the walk stopping after max_rows of them (0: no limit) */
+	void (*each)(void *ctx, const blockmax_hit *h);
+	long max_rows;
 } blockmax_args;
 
 /* The results of a run: the best hits, and how many pages match (exact, or estimated from the

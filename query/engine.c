@@ -18,6 +18,7 @@
 #include "analyzer.h"
 #include "anchor.h"
 #include "engine_internal.h"
+#include "blockmax.h"
 #include "blockpost.h"
 #include "postings.h"
 #include "fts_functions.h"
@@ -900,6 +901,8 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 		rc = atlas_error_set(err, ATLAS_ESQL, "%s: cannot read: %s", path, sqlite3_errmsg(e->db));
 		goto fail;
 	}
+	if (e->rec.sizes && (rc = blockmax_new(&e->blockmax, e->db, e->rec.sizes, e->rec.avg, e->ndocs, err)))
+		goto fail;
 	e->mark = calloc((size_t)e->ndocs + 1, sizeof(*e->mark));
 	e->excluded = calloc((size_t)e->ndocs + 1, sizeof(*e->excluded));
 	e->cand = calloc((size_t)e->ndocs + 1, sizeof(*e->cand));
@@ -946,6 +949,7 @@ void atlas_engine_free(atlas_engine *e)
 	if (!e)
 		return;
 	postings_query_free(e->postings);
+	blockmax_free(e->blockmax);
 	sqlite3_finalize(e->st_match);
 	sqlite3_finalize(e->st_stem_df);
 	sqlite3_finalize(e->st_match_fields);

@@ -73,6 +73,26 @@ static int cmp_rows(const void *a, const void *b)
 	return x->doc - y->doc;
 }
 
+static int cmp_doc(const void *a, const void *b)
+{
+	return ((const row *)a)->doc - ((const row *)b)->doc;
+}
+
+/* The reference rows in page order, checked against the pages a walk gives one by one. */
+typedef struct each_ctx {
+	const row *rows;
+	int n, seen;
+	bool same;
+} each_ctx;
+
+static void each_row(void *ctx, const blockmax_hit *h)
+{
+	each_ctx *x = ctx;
+	if (x->seen >= x->n || x->rows[x->seen].doc != h->doc || x->rows[x->seen].bm25 != h->bm25)
+		x->same = false;
+	x->seen++;
+}
+
 static atlas_engine *E;
 static postings_query *PQ;
 static blockmax *BM;
@@ -112,7 +132,7 @@ static void compare(const query *q, bool all, const uint64_t *allowed, const dou
 	qsort(ROWS, (size_t)s.n, sizeof(row), cmp_rows);
 	blockmax_hit hits[10], ex[10];
 	blockmax_result res, exr;
-	blockmax_args a = { 10, all, false, allowed, prior, pmax, 1.0, NULL, NULL };
+	blockmax_args a = { 10, all, false, allowed, prior, pmax, 1.0, NULL, NULL, NULL, 0 };
 	char label[600];
 	int o = snprintf(label, sizeof(label), "%s%s%s%s:", all ? "all" : "any", allowed ? " filtered" : "",
 			 prior ? " prior" : "", q->neg ? " neg" : "");
@@ -132,6 +152,21 @@ static void compare(const query *q, bool all, const uint64_t *allowed, const dou
 			      ex[i].doc == ROWS[i].doc,
 		      "%s: hit %d is page %d of bm25 %.17g (got %d, %.17g)", label, i, ROWS[i].doc, ROWS[i].bm25,
 		      hits[i].doc, hits[i].bm25);
+	/* every matching page, in page order, with its score, and no more than max_rows */
+	qsort(ROWS, (size_t)s.n, sizeof(row), cmp_doc);
+	each_ctx ec = { ROWS, s.n, 0, true };
+	a.each = each_row;
+	a.ctx = &ec;
+	blockmax_run(BM, &a, ex, &exr, &err);
+	CHECK(ec.seen == s.n && ec.same, "%s: each page matched given once, in order (%d of %d)", label, ec.seen, s.n);
+	if (s.n > 3) {
+		ec = (each_ctx){ ROWS, s.n, 0, true };
+		a.max_rows = 3;
+		blockmax_run(BM, &a, ex, &exr, &err);
+		CHECK(ec.seen == 3 && ec.same && !exr.total_exact, "%s: max_rows stops the walk", label);
+		a.max_rows = 0;
+		blockmax_run(BM, &a, ex, &exr, &err);
+	}
 	CHECK(exr.total_exact && exr.total == s.n, "%s: exhaustive total %d (got %ld)", label, s.n, exr.total);
 	CHECK(!res.total_exact || res.total == s.n, "%s: a total said exact is %d (got %ld)", label, s.n, res.total);
 	CHECK(res.total >= res.scored, "%s: an estimate is at least the pages scored", label);
@@ -207,7 +242,7 @@ static void filtered_blocks(const term_df *common, const uint64_t *allowed, int 
 	blockmax_add(BM, common->s, (int)strlen(common->s), POSTINGS_ALL_COLUMNS, 0, false, 1.0, &err);
 	blockmax_hit hits[10];
 	blockmax_result res;
-	blockmax_args a = { 10, false, false, allowed, NULL, 1.0, 1.0, NULL, NULL };
+	blockmax_args a = { 10, false, false, allowed, NULL, 1.0, 1.0, NULL, NULL, NULL, 0 };
 	blockmax_run(BM, &a, hits, &res, &err);
 	int blocks = (common->df + 127) / 128;
 	CHECK(res.decoded <= nallowed + 1, "'%s' among %d pages: %ld blocks decoded of %d", common->s, nallowed,

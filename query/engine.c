@@ -20,6 +20,7 @@
 #include "engine_internal.h"
 #include "blockmax.h"
 #include "blockpost.h"
+#include "next.h"
 #include "postings.h"
 #include "fts_functions.h"
 #include "parse.h"
@@ -691,14 +692,25 @@ static int prepare_all(atlas_engine *e, atlas_error *err)
 		/* one page's matches, when the candidate pass could not keep them */
 		{ &e->st_record, "SELECT atlas_rank(fts) FROM fts WHERE fts MATCH ?1 AND rowid = ?2" },
 		{ &e->st_section_text, "SELECT heading, anchor, body FROM sections WHERE id = ?1" },
-		{ &e->st_next, "SELECT rows FROM next_candidates WHERE src = ?1" },
-		{ &e->st_guide_steps, "SELECT step, doc_id FROM guide_steps WHERE guide_id = ?1 ORDER BY step" },
 	};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (sqlite3_prepare_v3(e->db, all[i].sql, -1, SQLITE_PREPARE_PERSISTENT, all[i].st, NULL) !=
 		    SQLITE_OK)
 			return atlas_error_set(err, ATLAS_ESQL, "prepare: %s", sqlite3_errmsg(e->db));
 	return 0;
+}
+
+/* Opens read next over e's index (next.h), handing it the connection and the pages. Returns 0, or
+ * ATLAS_ESQL or ATLAS_ENOMEM with err set. */
+static int open_next(atlas_engine *e, atlas_error *err)
+{
+	next_index ix = { e->db, e->docs, e->ndocs, e->in_memory };
+	return next_state_open(&e->next, &ix, err);
+}
+
+next_state *engine_next(const atlas_engine *e)
+{
+	return e->next;
 }
 
 /**************************************************************************************************
@@ -892,8 +904,7 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 	    (rc = load_sections(e, err)) || (rc = load_dictionaries(e, err)) ||
 	    (rc = load_section_texts(e, path, err)) ||
 	    (rc = load_col_sizes(e, err)) || (rc = load_vocab(e, err)) ||
-	    (rc = load_synonyms(e, err)) || (rc = prepare_all(e, err)) || (rc = next_terms_load(e, err)) ||
-	    (rc = next_cache_load(e, err)))
+	    (rc = load_synonyms(e, err)) || (rc = prepare_all(e, err)) || (rc = open_next(e, err)))
 		goto fail;
 	/* one read transaction for the engine's life: the index never changes under it (a new index
 	 * is a new file), and no statement then takes and drops a lock of its own */
@@ -958,8 +969,7 @@ void atlas_engine_free(atlas_engine *e)
 	sqlite3_finalize(e->st_explain);
 	sqlite3_finalize(e->st_record);
 	sqlite3_finalize(e->st_section_text);
-	sqlite3_finalize(e->st_next);
-	sqlite3_finalize(e->st_guide_steps);
+	next_state_free(e->next);
 	atlas_analyzer_free(e->analyzer);
 	if (e->db)
 		sqlite3_close(e->db);
@@ -985,7 +995,6 @@ void atlas_engine_free(atlas_engine *e)
 	strbuf_free(&e->body_buf);
 	strbuf_free(&e->anchor_buf);
 	atlas_span_list_free(&e->row_spans);
-	next_cache_free(e->next_cache);
 	free(e->col_sizes);
 	match_record_free(&e->rec);
 	free(e);

@@ -10,7 +10,6 @@
 #include "compress.h"
 #include "engine.h"
 #include "fts_functions.h"
-#include "next_rows.h"
 #include "spans.h"
 #include "strbuf.h"
 #include "strmap.h"
@@ -98,7 +97,7 @@ struct atlas_engine {
 	bool in_memory;         /* the index was read into memory when opened */
 	struct index_image *image; /* those bytes, shared with other engines on the same file */
 	atlas_analyzer *analyzer;
-	sqlite3_stmt *st_match, *st_match_fields, *st_match_titles, *st_match_rows, *st_stem_df, *st_explain, *st_record, *st_section_text, *st_next, *st_guide_steps;
+	sqlite3_stmt *st_match, *st_match_fields, *st_match_titles, *st_match_rows, *st_stem_df, *st_explain, *st_record, *st_section_text;
 	atlas_doc *docs;
 	int ndocs;
 	strmap path_index;      /* path -> doc index */
@@ -126,11 +125,7 @@ struct atlas_engine {
 	strbuf body_buf;        /* the body read last, when the engine holds no copy */
 	atlas_span_list row_spans; /* its spans */
 	strbuf anchor_buf;      /* a section's anchor made from its heading */
-	struct next_cache *next_cache; /* read-next candidates held in memory, or NULL (next.c) */
-	const char **similar_names; /* similar_terms: the words "similar" rows name, by id */
-	int nsimilar_names;
-	double next_w[NEXT_NWEIGHTS]; /* the read-next blend's weights: the index's fitted ones, or
-				       * rank.h's defaults (next.c: next_terms_load) */
+	struct next_state *next;  /* read next over this index (next.h) */
 	int nsections;
 	match_record rec;       /* atlas_rank's matches of the current query */
 	struct postings_query *postings; /* searches over the held full-text index, or NULL (postings.h) */
@@ -145,21 +140,6 @@ struct atlas_engine {
 	int *touched;           /* the pages marked this generation, in the order met */
 	int ntouched;
 };
-
-/* Read-next candidates of a small index held by the engine (at most this many rows; the index is
- * then read into memory too), with their reasons made, so that a request runs no statement. */
-#define NEXT_CACHE_MAX_ROWS 200000
-typedef struct next_cache next_cache;
-/* Loads them into e->next_cache when the index qualifies (else leaves it NULL). Returns 0, or
- * ATLAS_ENOMEM with err set. */
-int next_cache_load(atlas_engine *e, atlas_error *err);
-
-/* Loads similar_terms, which "similar" candidates name their shared words by, into e, and the
- * read-next weights (table next_fit; rank.h's defaults for those it lacks). Returns 0,
- * or ATLAS_ESQL or ATLAS_ENOMEM with err set. */
-int next_terms_load(atlas_engine *e, atlas_error *err);
-/* Frees a cache. Accepts NULL. */
-void next_cache_free(next_cache *nc);
 
 /* Reads section sec (an index in e->sections) from the index with st_section_text into out:
  * heading and anchor from the row (valid until the statement is reset), body decompressed into

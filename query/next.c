@@ -4,12 +4,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
+#include "arena.h"
+#include "next.h"
 #include "next_rows.h"
 #include "rank.h"
 #include "varint.h"
 
 #define MAX_REASONS 4
+
+/* Read-next candidates of a small index held in memory (at most this many rows; the index is then
+ * read into memory too), with their reasons made, so that a request runs no statement. */
+#define NEXT_CACHE_MAX_ROWS 200000
+typedef struct next_cache next_cache;
+
+/* Read next's state over one open index (next.h): what the engine handed it, and what it read. */
+struct next_state {
+	sqlite3 *db;
+	const atlas_doc *docs;
+	int ndocs;
+	bool in_memory;
+	atlas_arena strings;    /* similar_names, the cached reasons' details */
+	sqlite3_stmt *st_next, *st_guide_steps;
+	next_cache *next_cache; /* the candidates held in memory, or NULL */
+	const char **similar_names; /* similar_terms: the words "similar" rows name, by id */
+	int nsimilar_names;
+	double next_w[NEXT_NWEIGHTS]; /* the blend's weights: the index's fitted ones, or rank.h's
+				       * defaults (next_terms_load) */
+};
 
 /* Why a page is suggested. The text is written only for the suggestions chosen. */
 typedef enum reason_kind {
@@ -95,7 +116,7 @@ static char *reason_text(const atlas_engine *e, const reason *r)
 		snprintf(path, sizeof(path), "/t/%s", r->detail);
 		int t = atlas_engine_find(e, path);
 		snprintf(buf, sizeof(buf), "%s %s", r->kind == R_TOPIC ? "Also in" : "In",
-			 t >= 0 ? e->docs[t].title : r->detail);
+			 t >= 0 ? atlas_engine_doc(e, t)->title : r->detail);
 		break;
 	}
 	default: return strdup("");
@@ -123,16 +144,16 @@ static nx *slot_for(nx **all, int *n, int *cap, int doc)
 	return c;
 }
 
-static int doc_of_id(const atlas_engine *e, int id)
+static int doc_of_id(const next_state *ns, int id)
 {
-	return id >= 1 && id <= e->ndocs ? id - 1 : -1;
+	return id >= 1 && id <= ns->ndocs ? id - 1 : -1;
 }
 
-static int cmp_nx(const nx *x, const nx *y, const atlas_engine *e)
+static int cmp_nx(const nx *x, const nx *y, const next_state *ns)
 {
 	if (x->score != y->score)
 		return x->score > y->score ? -1 : 1;
-	return strcmp(e->docs[x->doc].path, e->docs[y->doc].path);
+	return strcmp(ns->docs[x->doc].path, ns->docs[y->doc].path);
 }
 
 /* A small index's read-next candidates, read once when the engine opens, their reasons made:
@@ -145,7 +166,7 @@ struct next_cache {
 	} *rows;
 };
 
-static int row_reason(reason *out, const atlas_engine *e, const next_row *row, atlas_arena *a);
+static int row_reason(reason *out, const next_state *ns, const next_row *row, atlas_arena *a);
 
 /* The number the decimal digits at the start of s[0..n) make (0 when none; stops short of
  * overflow). */
@@ -157,7 +178,7 @@ static int atoi_n(const char *s, size_t n)
 	return v;
 }
 
-void next_cache_free(next_cache *nc)
+static void next_cache_free(next_cache *nc)
 {
 	if (!nc)
 		return;
@@ -169,16 +190,16 @@ void next_cache_free(next_cache *nc)
 /* Appends the reasons of page s's packed rows (blob[0..n)) to nc (n_rows used of cap), counting
  * them into start[s + 1]. Returns 0; 1 when they would pass NEXT_CACHE_MAX_ROWS or the blob is
  * malformed (no cache then); or ATLAS_ENOMEM with err set. */
-static int cache_page(next_cache *nc, int *n_rows, int *cap, const atlas_engine *e, int s,
+static int cache_page(next_cache *nc, int *n_rows, int *cap, const next_state *ns, int s,
 		      const unsigned char *blob, int n, atlas_arena *strings, atlas_error *err)
 {
 	const unsigned char *p = blob, *end = blob + n;
 	next_row row;
 	int got;
 	while ((got = next_rows_get(&p, end, &row)) == 1) {
-		int d = doc_of_id(e, row.dst);
+		int d = doc_of_id(ns, row.dst);
 		reason r;
-		int made = d < 0 ? 0 : row_reason(&r, e, &row, strings);
+		int made = d < 0 ? 0 : row_reason(&r, ns, &row, strings);
 		if (made < 0)
 			return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading read-next candidates");
 		if (made == 0)
@@ -201,53 +222,53 @@ static int cache_page(next_cache *nc, int *n_rows, int *cap, const atlas_engine 
 	return got < 0 ? 1 : 0;
 }
 
-/* Reads the fitted weights of table next_fit over e->next_w (rank.h's defaults, set first, stay
+/* Reads the fitted weights of table next_fit over ns->next_w (rank.h's defaults, set first, stay
  * for any it lacks). Returns 0, or ATLAS_ESQL with err set. */
-static int next_weights_load(atlas_engine *e, atlas_error *err)
+static int next_weights_load(next_state *ns, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	next_weights_defaults(e->next_w);
-	if (sqlite3_prepare_v2(e->db, "SELECT key, value FROM next_fit WHERE key LIKE 'w:%'", -1, &st, NULL) !=
+	next_weights_defaults(ns->next_w);
+	if (sqlite3_prepare_v2(ns->db, "SELECT key, value FROM next_fit WHERE key LIKE 'w:%'", -1, &st, NULL) !=
 	    SQLITE_OK)
-		return atlas_error_set(err, ATLAS_ESQL, "read the read-next weights: %s", sqlite3_errmsg(e->db));
+		return atlas_error_set(err, ATLAS_ESQL, "read the read-next weights: %s", sqlite3_errmsg(ns->db));
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *key = (const char *)sqlite3_column_text(st, 0) + 2;
 		double v = sqlite3_column_double(st, 1);
 		int code = strcmp(key, "context") == 0 ? NEXT_W_CONTEXT_INDEX : next_signal_code(key);
 		if (code >= 0 && v >= 0 && v < 1e6)
-			e->next_w[code] = v; /* a weight this build does not know, or out of range: ignored */
+			ns->next_w[code] = v; /* a weight this build does not know, or out of range: ignored */
 	}
 	sqlite3_finalize(st);
 	return 0;
 }
 
-int next_terms_load(atlas_engine *e, atlas_error *err)
+static int next_terms_load(next_state *ns, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	if (next_weights_load(e, err))
+	if (next_weights_load(ns, err))
 		return err->code;
-	if (sqlite3_prepare_v2(e->db, "SELECT count(*) FROM similar_terms", -1, &st, NULL) != SQLITE_OK)
-		return atlas_error_set(err, ATLAS_ESQL, "read similar terms: %s", sqlite3_errmsg(e->db));
+	if (sqlite3_prepare_v2(ns->db, "SELECT count(*) FROM similar_terms", -1, &st, NULL) != SQLITE_OK)
+		return atlas_error_set(err, ATLAS_ESQL, "read similar terms: %s", sqlite3_errmsg(ns->db));
 	int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
 	sqlite3_finalize(st);
 	if (n <= 0)
 		return 0;
-	e->similar_names = atlas_arena_alloc(&e->strings, (size_t)n * sizeof(*e->similar_names));
-	if (!e->similar_names)
+	ns->similar_names = atlas_arena_alloc(&ns->strings, (size_t)n * sizeof(*ns->similar_names));
+	if (!ns->similar_names)
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading similar terms");
 	for (int i = 0; i < n; i++)
-		e->similar_names[i] = NULL;
-	e->nsimilar_names = n;
-	if (sqlite3_prepare_v2(e->db, "SELECT id, name FROM similar_terms", -1, &st, NULL) != SQLITE_OK)
-		return atlas_error_set(err, ATLAS_ESQL, "read similar terms: %s", sqlite3_errmsg(e->db));
+		ns->similar_names[i] = NULL;
+	ns->nsimilar_names = n;
+	if (sqlite3_prepare_v2(ns->db, "SELECT id, name FROM similar_terms", -1, &st, NULL) != SQLITE_OK)
+		return atlas_error_set(err, ATLAS_ESQL, "read similar terms: %s", sqlite3_errmsg(ns->db));
 	int rc = 0;
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
 		sqlite3_int64 id = sqlite3_column_int64(st, 0);
 		const char *name = (const char *)sqlite3_column_text(st, 1);
 		if (id < 0 || id >= n || !name)
 			continue; /* a row the ids do not reach: no reason names it */
-		e->similar_names[id] = atlas_arena_strndup(&e->strings, name, (size_t)sqlite3_column_bytes(st, 1));
-		if (!e->similar_names[id])
+		ns->similar_names[id] = atlas_arena_strndup(&ns->strings, name, (size_t)sqlite3_column_bytes(st, 1));
+		if (!ns->similar_names[id])
 			rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading similar terms");
 	}
 	sqlite3_finalize(st);
@@ -257,7 +278,7 @@ int next_terms_load(atlas_engine *e, atlas_error *err)
 /* The shared terms of a "similar" row's detail (their similar_terms ids, varints), as the reader
  * reads them ("a, b, c"), in a. Unknown ids are left out. Returns the text, or NULL when out of
  * memory. */
-static const char *similar_terms_text(const atlas_engine *e, const char *detail, size_t n, atlas_arena *a)
+static const char *similar_terms_text(const next_state *ns, const char *detail, size_t n, atlas_arena *a)
 {
 	char buf[600];
 	size_t len = 0;
@@ -265,7 +286,7 @@ static const char *similar_terms_text(const atlas_engine *e, const char *detail,
 	unsigned id;
 	buf[0] = '\0';
 	while (p < end && atlas_varint_get(&p, end, &id) == 0) {
-		const char *name = id < (unsigned)e->nsimilar_names ? e->similar_names[id] : NULL;
+		const char *name = id < (unsigned)ns->nsimilar_names ? ns->similar_names[id] : NULL;
 		if (!name)
 			continue;
 		int w = snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? ", " : "", name);
@@ -276,16 +297,16 @@ static const char *similar_terms_text(const atlas_engine *e, const char *detail,
 	return atlas_arena_strndup(a, buf, len);
 }
 
-int next_cache_load(atlas_engine *e, atlas_error *err)
+static int next_cache_load(next_state *ns, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	if (!e->in_memory || sqlite3_prepare_v2(e->db, "SELECT src, rows FROM next_candidates ORDER BY src", -1,
+	if (!ns->in_memory || sqlite3_prepare_v2(ns->db, "SELECT src, rows FROM next_candidates ORDER BY src", -1,
 						&st, NULL) != SQLITE_OK)
 		return 0;
 	int cap = 1024, n = 0, rc = 0;
 	next_cache *nc = calloc(1, sizeof(*nc));
 	if (nc) {
-		nc->start = calloc((size_t)e->ndocs + 2, sizeof(int));
+		nc->start = calloc((size_t)ns->ndocs + 2, sizeof(int));
 		nc->rows = malloc((size_t)cap * sizeof(*nc->rows));
 	}
 	if (!nc || !nc->start || !nc->rows)
@@ -293,26 +314,26 @@ int next_cache_load(atlas_engine *e, atlas_error *err)
 	/* rows by source page, in the order stored: counted into start[src + 1], the counts then made
 	 * offsets */
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-		int s = doc_of_id(e, sqlite3_column_int(st, 0));
+		int s = doc_of_id(ns, sqlite3_column_int(st, 0));
 		const unsigned char *blob = sqlite3_column_blob(st, 1);
 		if (s >= 0 && blob)
-			rc = cache_page(nc, &n, &cap, e, s, blob, sqlite3_column_bytes(st, 1), &e->strings, err);
+			rc = cache_page(nc, &n, &cap, ns, s, blob, sqlite3_column_bytes(st, 1), &ns->strings, err);
 	}
 	sqlite3_finalize(st);
 	if (rc) {
 		next_cache_free(nc);
 		return rc < 0 ? rc : 0; /* too many rows, or a malformed list: read per request */
 	}
-	for (int d = 0; d < e->ndocs; d++)
+	for (int d = 0; d < ns->ndocs; d++)
 		nc->start[d + 1] += nc->start[d];
-	e->next_cache = nc;
+	ns->next_cache = nc;
 	return 0;
 }
 
-/* The reason a stored candidate row of e gives (its signal, weight and detail), with the detail's
- * text copied into a (a guide's title is e's). Returns 1, or 0 for a signal this build does not
+/* The reason a stored candidate row gives (its signal, weight and detail), with the detail's
+ * text copied into a (a guide's title is the engine's). Returns 1, or 0 for a signal this build does not
  * know (no weight, no reason), or -1 when out of memory. */
-static int row_reason(reason *out, const atlas_engine *e, const next_row *row, atlas_arena *a)
+static int row_reason(reason *out, const next_state *ns, const next_row *row, atlas_arena *a)
 {
 	reason r = { R_GRAPH, 0, NULL, 0 };
 	double w = row->weight;
@@ -320,7 +341,7 @@ static int row_reason(reason *out, const atlas_engine *e, const next_row *row, a
 	size_t n = (size_t)row->ndetail;
 	if (row->signal < 0 || row->signal >= NEXT_NSIGNALS)
 		return 0; /* a signal this build does not know: no weight, no reason */
-	r.w = e->next_w[row->signal] * w;
+	r.w = ns->next_w[row->signal] * w;
 	switch (row->signal) {
 	case NEXT_GUIDE_PREV:
 	case NEXT_GUIDE_NEXT:
@@ -328,17 +349,17 @@ static int row_reason(reason *out, const atlas_engine *e, const next_row *row, a
 	case NEXT_GUIDE_AFTER: {
 		/* detail: guide id|step; the reason names the guide by its title */
 		const char *bar = memchr(detail, '|', n);
-		int guide = doc_of_id(e, atoi_n(detail, n));
+		int guide = doc_of_id(ns, atoi_n(detail, n));
 		r.kind = R_STEP;
 		r.step = bar ? atoi_n(bar + 1, n - (size_t)(bar + 1 - detail)) : 0;
-		r.detail = guide >= 0 ? e->docs[guide].title : "";
+		r.detail = guide >= 0 ? ns->docs[guide].title : "";
 		break;
 	}
 	case NEXT_LIST_NEXT: {
 		/* detail: the listing page's id|position */
-		int list = doc_of_id(e, atoi_n(detail, n));
+		int list = doc_of_id(ns, atoi_n(detail, n));
 		r.kind = R_LIST;
-		r.detail = list >= 0 ? e->docs[list].title : "";
+		r.detail = list >= 0 ? ns->docs[list].title : "";
 		break;
 	}
 	case NEXT_LINK_OUT:
@@ -359,14 +380,14 @@ static int row_reason(reason *out, const atlas_engine *e, const next_row *row, a
 		r.kind = row->signal == NEXT_TOPIC_START ? R_TOPIC_MEMBER : R_TOPIC;
 		if (n > 1 && detail[0] == '#') {
 			/* the topic's page, by id: its path without "/t/" */
-			int t = doc_of_id(e, atoi_n(detail + 1, n - 1));
-			r.detail = t >= 0 && strncmp(e->docs[t].path, "/t/", 3) == 0 ? e->docs[t].path + 3 : "";
+			int t = doc_of_id(ns, atoi_n(detail + 1, n - 1));
+			r.detail = t >= 0 && strncmp(ns->docs[t].path, "/t/", 3) == 0 ? ns->docs[t].path + 3 : "";
 		} else
 			r.detail = atlas_arena_strndup(a, detail, n);
 		break;
 	case NEXT_SIMILAR:
 		r.kind = R_SIMILAR;
-		r.detail = similar_terms_text(e, detail, n, a);
+		r.detail = similar_terms_text(ns, detail, n, a);
 		break;
 	case NEXT_GRAPH:
 		r.kind = R_GRAPH;
@@ -384,12 +405,12 @@ static int row_reason(reason *out, const atlas_engine *e, const next_row *row, a
 /* Adds the stored candidates of page src to all[0..*n) (grown as needed), each row's weight times
  * scale, with its reason when reasons is set (details copied into the arena). Returns 0,
  * ATLAS_ENOMEM, or ATLAS_ESQL when the index cannot be read. */
-static int page_rows(const atlas_engine *e, int src, double scale, bool reasons, nx **all, int *n, int *cap,
+static int page_rows(const next_state *ns, int src, double scale, bool reasons, nx **all, int *n, int *cap,
 		     atlas_arena *details)
 {
-	if (e->next_cache) {
+	if (ns->next_cache) {
 		/* a small index's candidates, read at open with their reasons made */
-		const next_cache *nc = e->next_cache;
+		const next_cache *nc = ns->next_cache;
 		for (int i = nc->start[src]; i < nc->start[src + 1]; i++) {
 			nx *c = slot_for(all, n, cap, nc->rows[i].doc);
 			if (!c)
@@ -400,8 +421,8 @@ static int page_rows(const atlas_engine *e, int src, double scale, bool reasons,
 		}
 		return 0;
 	}
-	sqlite3_stmt *st = e->st_next;
-	sqlite3_bind_int(st, 1, e->docs[src].id);
+	sqlite3_stmt *st = ns->st_next;
+	sqlite3_bind_int(st, 1, ns->docs[src].id);
 	int rc = sqlite3_step(st), out = 0;
 	if (rc == SQLITE_ROW) {
 		/* one row: the page's packed candidates, read until the end or a malformed one */
@@ -409,9 +430,9 @@ static int page_rows(const atlas_engine *e, int src, double scale, bool reasons,
 		const unsigned char *end = at ? at + sqlite3_column_bytes(st, 0) : NULL;
 		next_row row;
 		while (at && next_rows_get(&at, end, &row) == 1) {
-			int d = doc_of_id(e, row.dst);
+			int d = doc_of_id(ns, row.dst);
 			reason r;
-			if (d < 0 || row_reason(&r, e, &row, details) <= 0)
+			if (d < 0 || row_reason(&r, ns, &row, details) <= 0)
 				continue;
 			nx *c = slot_for(all, n, cap, d);
 			if (!c) {
@@ -428,8 +449,52 @@ static int page_rows(const atlas_engine *e, int src, double scale, bool reasons,
 	return out;
 }
 
+/* Block size of read next's arena (similar_terms' names, the cached reasons' details). */
+#define NEXT_ARENA_BLOCK (64 * 1024)
+
+int next_state_open(next_state **out, const next_index *ix, atlas_error *err)
+{
+	*out = NULL;
+	next_state *ns = calloc(1, sizeof(*ns));
+	if (!ns)
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+	ns->db = ix->db;
+	ns->docs = ix->docs;
+	ns->ndocs = ix->ndocs;
+	ns->in_memory = ix->in_memory;
+	ns->strings = (atlas_arena)ATLAS_ARENA_INIT(NEXT_ARENA_BLOCK);
+	int rc = 0;
+	if (sqlite3_prepare_v3(ns->db, "SELECT rows FROM next_candidates WHERE src = ?1", -1,
+			       SQLITE_PREPARE_PERSISTENT, &ns->st_next, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(ns->db, "SELECT step, doc_id FROM guide_steps WHERE guide_id = ?1 ORDER BY step", -1,
+			       SQLITE_PREPARE_PERSISTENT, &ns->st_guide_steps, NULL) != SQLITE_OK)
+		rc = atlas_error_set(err, ATLAS_ESQL, "prepare: %s", sqlite3_errmsg(ns->db));
+	if (!rc)
+		rc = next_terms_load(ns, err);
+	if (!rc)
+		rc = next_cache_load(ns, err);
+	if (rc) {
+		next_state_free(ns);
+		return rc;
+	}
+	*out = ns;
+	return 0;
+}
+
+void next_state_free(next_state *ns)
+{
+	if (!ns)
+		return;
+	sqlite3_finalize(ns->st_next);
+	sqlite3_finalize(ns->st_guide_steps);
+	next_cache_free(ns->next_cache);
+	atlas_arena_free(&ns->strings);
+	free(ns);
+}
+
 int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params *p, atlas_error *err)
 {
+	const next_state *ns = engine_next(e);
 	memset(res, 0, sizeof(*res));
 	int src = atlas_engine_find(e, p->path);
 	if (src < 0)
@@ -439,7 +504,7 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 		char gp[512];
 		snprintf(gp, sizeof(gp), "%s%s", p->guide[0] == '/' ? "" : "/", p->guide);
 		guide = atlas_engine_find(e, gp);
-		if (guide < 0 || strcmp(e->docs[guide].type, "guide") != 0)
+		if (guide < 0 || strcmp(ns->docs[guide].type, "guide") != 0)
 			return atlas_error_set(err, ATLAS_ENOTFOUND, "no guide '%s'", p->guide);
 	}
 	int limit = p->limit > 0 ? p->limit : 5;
@@ -460,26 +525,26 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 	if (!all)
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
 	atlas_arena details = ATLAS_ARENA_INIT(4096); /* copies of the rows' details */
-	int rc = page_rows(e, src, 1.0, true, &all, &n, &cap, &details);
+	int rc = page_rows(ns, src, 1.0, true, &all, &n, &cap, &details);
 	/* the pages read just before lend their candidates, without reasons: the last listed first */
-	double scale = e->next_w[NEXT_W_CONTEXT_INDEX];
+	double scale = ns->next_w[NEXT_W_CONTEXT_INDEX];
 	for (int k = nseen - 1; rc == 0 && k >= 1 && k >= nseen - NEXT_CONTEXT_PAGES && scale > 0; k--) {
-		rc = page_rows(e, seen[k], scale, false, &all, &n, &cap, &details);
+		rc = page_rows(ns, seen[k], scale, false, &all, &n, &cap, &details);
 		scale *= 0.5;
 	}
 	if (rc) {
 		free(all);
 		atlas_arena_free(&details);
 		return rc == ATLAS_ENOMEM ? atlas_error_set(err, ATLAS_ENOMEM, "out of memory")
-					  : atlas_error_set(err, ATLAS_ESQL, "read next: %s", sqlite3_errmsg(e->db));
+					  : atlas_error_set(err, ATLAS_ESQL, "read next: %s", sqlite3_errmsg(ns->db));
 	}
 	/* the guide the reader follows: its first unread step after this page comes first */
 	if (guide >= 0) {
-		sqlite3_stmt *gs = e->st_guide_steps;
-		sqlite3_bind_int(gs, 1, e->docs[guide].id);
+		sqlite3_stmt *gs = ns->st_guide_steps;
+		sqlite3_bind_int(gs, 1, ns->docs[guide].id);
 		int steps[1024], nsteps = 0, here = -1;
 		while (sqlite3_step(gs) == SQLITE_ROW && nsteps < 1024) {
-			int d = doc_of_id(e, sqlite3_column_int(gs, 1));
+			int d = doc_of_id(ns, sqlite3_column_int(gs, 1));
 			if (d == src && here < 0)
 				here = nsteps;
 			steps[nsteps++] = d;
@@ -496,7 +561,7 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 			}
 			nx *c = chosen >= 0 ? slot_for(&all, &n, &cap, steps[chosen]) : NULL;
 			if (c) {
-				reason r = { R_STEP, chosen + 1, e->docs[guide].title, NEXT_W_GUIDE_CHOSEN };
+				reason r = { R_STEP, chosen + 1, ns->docs[guide].title, NEXT_W_GUIDE_CHOSEN };
 				c->score += r.w;
 				add_reason(c, &r);
 				break;
@@ -508,7 +573,7 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 		nx *c = &all[i];
 		for (int k = 0; k < nseen; k++)
 			c->excluded |= seen[k] == c->doc;
-		const char *type = e->docs[c->doc].type;
+		const char *type = ns->docs[c->doc].type;
 		if (strcmp(type, "page") == 0)
 			c->excluded = true;
 		else if (strcmp(type, "topic") == 0)
@@ -522,7 +587,7 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 		int best = -1;
 		for (int i = 0; i < n; i++)
 			if (!all[i].excluded && all[i].score > 0 &&
-			    (best < 0 || cmp_nx(&all[i], &all[best], e) < 0))
+			    (best < 0 || cmp_nx(&all[i], &all[best], ns) < 0))
 				best = i;
 		if (best < 0)
 			break;
@@ -549,9 +614,9 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 		/* suggested by the pages read before this one alone */
 		if (c->nreasons == 0 && (it->reasons[0] = strdup("Near the pages you have read")))
 			it->nreasons = 1;
-		const atlas_doc *cd = &e->docs[c->doc];
+		const atlas_doc *cd = &ns->docs[c->doc];
 		for (int i = 0; i < n; i++) {
-			const atlas_doc *od = &e->docs[all[i].doc];
+			const atlas_doc *od = &ns->docs[all[i].doc];
 			if (!all[i].excluded && cd->ntopics && od->ntopics && strcmp(cd->topics[0], od->topics[0]) == 0)
 				all[i].score *= NEXT_DIVERSITY;
 		}

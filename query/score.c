@@ -1,0 +1,488 @@
+/* score.c - a candidate's score: the terms' weights, the title, keyword, path, proximity and
+ * heading matches, coverage, the boosts of the page shown, and their explanation. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rank.h"
+#include "search_internal.h"
+double type_weight(int type_id)
+{
+	static const double w[] = { [ATLAS_TYPE_EXPLAINER] = RANK_TYPE_EXPLAINER, [ATLAS_TYPE_GUIDE] = RANK_TYPE_GUIDE,
+				    [ATLAS_TYPE_TOPIC] = RANK_TYPE_TOPIC, [ATLAS_TYPE_PAGE] = RANK_TYPE_PAGE,
+				    [ATLAS_TYPE_OTHER] = RANK_TYPE_PAGE };
+	return type_id >= 0 && type_id <= ATLAS_TYPE_OTHER ? w[type_id] : RANK_TYPE_PAGE;
+}
+
+static void add_title_pat(atlas_engine *e, qterm *t, const char *text, bool prefix)
+{
+	if (t->ntitle_pats == MAX_ALTS)
+		return;
+	strbuf sb = STRBUF_INIT;
+	strbuf_putc(&sb, ' ');
+	if (prefix)
+		strbuf_puts(&sb, text);
+	else {
+		engine_normalize(e, &sb, text, true);
+		strbuf_putc(&sb, ' ');
+	}
+	/* a pattern of one byte after its space is a prefix of words of any second byte */
+	const char *pat = strbuf_str(&sb);
+	t->title_pat_bits[t->ntitle_pats] = pat[1] && pat[1] != ' ' && pat[2]
+						    ? atlas_word_bit((unsigned char)pat[1], (unsigned char)pat[2])
+						    : ~0ULL;
+	t->title_pats[t->ntitle_pats++] = strbuf_detach(&sb);
+}
+
+/* Computes, once per query, the IDF of every content term and alternative (in phrase order, for
+ * atlas_rank) and the title patterns of every content term. */
+void term_weights(atlas_engine *e, plan *pl)
+{
+	for (int i = 0; i < pl->nterms; i++) {
+		qterm *t = &pl->terms[i];
+		if (t->negated || t->stop)
+			continue;
+		/* rarer words decide more of a page's coverage than common ones */
+		const char *w = t->correction && vocab_df(e, t->word, strlen(t->word)) == 0 ? t->correction : t->word;
+		int df = 0;
+		for (const char *c = w; *c;) {
+			size_t n = strcspn(c, " ");
+			int wdf = vocab_df(e, c, n);
+			if (!df || (wdf && wdf < df))
+				df = wdf;
+			c += n;
+			c += *c == ' ';
+		}
+		t->idf = log(1.0 + (double)e->ndocs / (df + 1.0));
+		/* the work of the term: the pages of its most common alternative, counted by stems
+		 * ("idempot", typed, is no word of the text, but the stem of every page saying
+		 * idempotency; a synonym may be far more common than the word typed) */
+		int work = df;
+		/* only whether the rarest term's work passes RANK_BROAD_DF matters: looked up only
+		 * when it could (never on an index of fewer pages) */
+		bool settled = pl->est_df && pl->est_df <= RANK_BROAD_DF;
+		for (int k = 0; k < t->nalts && !settled && e->ndocs > RANK_BROAD_DF && work <= RANK_BROAD_DF; k++)
+			if (!t->alt_titled[k]) {
+				int adf = alt_df(e, t->alts[k]);
+				if (adf > work)
+					work = adf;
+			}
+		if (!pl->est_df || work < pl->est_df)
+			pl->est_df = work ? work : 1;
+		int any_df = 0;
+		for (int k = 0; k < t->nalts; k++) {
+			/* the alternative's own rarity: its least frequent word */
+			const char *a = t->alts[k] + 1;
+			size_t alen = strlen(a);
+			while (alen && (a[alen - 1] == '"' || a[alen - 1] == '*'))
+				alen--;
+			int adf = 0;
+			for (size_t at = 0; at < alen;) {
+				size_t n = strcspn(a + at, " \"");
+				if (n > alen - at)
+					n = alen - at;
+				int wdf = n ? vocab_df(e, a + at, n) : 0;
+				if (n && (!adf || (wdf && wdf < adf)))
+					adf = wdf;
+				at += n + 1;
+			}
+			any_df += adf;
+			double aidf = adf ? log(1.0 + (double)e->ndocs / (adf + 1.0)) : t->idf;
+			t->alt_idf[k] = (k >= t->prefix_from ? RANK_PREFIX_ONLY : 1.0) * aidf;
+			if (pl->nidf < FTS_MAX_PHRASES)
+				pl->idf[pl->nidf++] = t->alt_idf[k];
+		}
+		pl->est_any += any_df < e->ndocs ? any_df : e->ndocs;
+		add_title_pat(e, t, w, false);
+		t->prefix_pat = -1;
+		if (t->prefix && !t->prefix_covered) {
+			t->prefix_pat = t->ntitle_pats;
+			add_title_pat(e, t, t->word, true);
+			if (t->prefix_pat == t->ntitle_pats)
+				t->prefix_pat = -1;
+		}
+		for (int k = 0; t->syn_group && k < e->nsyn; k++)
+			if (e->syn[k].group == t->syn_group)
+				add_title_pat(e, t, e->syn[k].text, false);
+	}
+}
+
+/* Whether one of term t's title patterns is in norm (stems between spaces) whose word signature
+ * is sig. */
+static bool has_title_pat(const qterm *t, const char *norm, unsigned long long sig)
+{
+	for (int k = 0; k < t->ntitle_pats; k++)
+		if ((sig & t->title_pat_bits[k]) && strstr(norm, t->title_pats[k]))
+			return true;
+	return false;
+}
+
+
+/* Share of the content words found in a page's title or keywords: a word is there when one of its
+ * phrases matched that column (mask: the candidate's title_phrases or keyword_phrases), or when a
+ * pattern of it is in norm (the field's stems, of signature sig), looked for only where the mask
+ * cannot tell (a word being typed, whose completions are not all phrases; phrases past the 63rd;
+ * a mask not masked, whose column no row taken held: keywords of a page met in its title alone)
+ * and the signature does not rule it out. When exact is not NULL, also whether the title is the
+ * query (query_stems). */
+static double title_match(const plan *pl, sqlite3_int64 mask, bool masked, const char *norm,
+			  unsigned long long sig, bool *exact, const char *query_stems)
+{
+	int hit = 0, n = 0;
+	bool masks = masked && pl->nphrases <= MAX_PHRASES;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated || t->stop)
+			continue;
+		n++;
+		if (masks && (mask & pl->term_phrases[i])) {
+			hit++;
+			continue;
+		}
+		if (masks) {
+			/* the word's own phrase missed: only a word it starts may still be there */
+			hit += t->prefix_pat >= 0 && (sig & t->title_pat_bits[t->prefix_pat]) &&
+			       strstr(norm, t->title_pats[t->prefix_pat]) != NULL;
+			continue;
+		}
+		hit += has_title_pat(t, norm, sig);
+	}
+	if (exact) {
+		size_t ql = strlen(query_stems);
+		*exact = hit == n && ql > 0 && strlen(norm) == ql + 2 && strncmp(norm + 1, query_stems, ql) == 0;
+	}
+	return n ? (double)hit / n : 0;
+}
+
+/* Share of the query's content words (or a word a prefix starts, or a synonym) among the stems of
+ * a page's path: words no FTS5 column holds, so looked for by their title patterns alone. */
+static double path_match(const plan *pl, const atlas_doc *d)
+{
+	int hit = 0, n = 0;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated || t->stop)
+			continue;
+		n++;
+		hit += has_title_pat(t, d->path_norm, d->path_sig);
+	}
+	return n ? (double)hit / n : 0;
+}
+
+/* Matches of one word a proximity test remembers: a field holding the word that many times is
+ * tested on its first ones. */
+#define PROXIMITY_SLOTS 1024
+
+/* The slot of key (non-zero) in an open-addressing table of size slots (a power of two): where it
+ * is, or the empty slot where it would go. */
+static unsigned slot_of(const unsigned *slot, unsigned size, unsigned key)
+{
+	unsigned h = (key * 2654435761u) & (size - 1);
+	while (slot[h] && slot[h] != key)
+		h = (h + 1) & (size - 1);
+	return h;
+}
+
+/* Share of the neighbouring pairs of the query's content words (quoted phrases aside) that the
+ * page holds side by side, in the query's order, in one of its fields ("paged attention" in
+ * "PagedAttention", not in "paged KV caches ... attention"); a stop word between two query words
+ * lets one word more between them. Read from the matches atlas_rank recorded for the page: 0 when
+ * they were not recorded, or when the query has no such pair. */
+static double proximity_of(const atlas_engine *e, const plan *pl, const candidate *c)
+{
+	if (c->inst_n <= 0 || pl->nphrases > MAX_PHRASES)
+		return 0;
+	const fts_inst *in = e->rec.inst + c->inst_start;
+	int pairs = 0, near = 0, prev = -1, gap = 0;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated)
+			continue;
+		if (t->stop) {
+			gap++;
+			continue;
+		}
+		if (t->phrase) {
+			prev = -1;
+			continue;
+		}
+		if (prev >= 0) {
+			/* the positions of the earlier word, open addressing on (position, field) in a
+			 * table at least twice their number */
+			int count = 0;
+			for (int k = 0; k < c->inst_n; k++)
+				count += pl->phrase_term[in[k].phrase] == prev;
+			if (count > PROXIMITY_SLOTS / 2)
+				count = PROXIMITY_SLOTS / 2;
+			unsigned size = 16;
+			while (size < 2u * (unsigned)count)
+				size *= 2;
+			unsigned slot[PROXIMITY_SLOTS];
+			memset(slot, 0, size * sizeof(*slot));
+			int kept = 0;
+			for (int k = 0; k < c->inst_n && kept < count; k++) {
+				if (pl->phrase_term[in[k].phrase] != prev)
+					continue;
+				unsigned key = (unsigned)in[k].off * 8u + (unsigned)in[k].col + 1u;
+				slot[slot_of(slot, size, key)] = key;
+				kept++;
+			}
+			bool found = false;
+			for (int k = 0; k < c->inst_n && kept && !found; k++) {
+				if (pl->phrase_term[in[k].phrase] != i)
+					continue;
+				for (int g = 1; g <= 1 + gap && g <= in[k].off && !found; g++) {
+					unsigned key = (unsigned)(in[k].off - g) * 8u + (unsigned)in[k].col + 1u;
+					found = slot[slot_of(slot, size, key)] == key;
+				}
+			}
+			pairs++;
+			near += found;
+		}
+		prev = i;
+		gap = 0;
+	}
+	return pairs ? (double)near / pairs : 0;
+}
+
+/* Words of the query a heading would hold to be the query: every word that is not excluded (stop
+ * words too), an identifier counting its parts. */
+static int query_words(const plan *pl)
+{
+	int n = 0;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated)
+			continue;
+		n++;
+		for (const char *c = t->word; *c; c++)
+			n += strchr(" -_./:", *c) != NULL && c[1] && !strchr(" -_./:", c[1]);
+	}
+	return n;
+}
+
+/* Sections of a page a heading match looks at, at most. */
+#define HEADING_SLOTS 64
+
+/* How much one section heading of the page is the query: the best, over its headings, of the
+ * share of the query's content words the heading holds times how much of the heading
+ * they make (the query's words over the heading's, at most 1). 1 for a heading that is the query
+ * ("When to Log" for "when to log"); 0 when no heading holds a content word or the matches were
+ * not recorded. */
+static double heading_match(const atlas_engine *e, const plan *pl, const candidate *c, int doc)
+{
+	if (c->inst_n <= 0 || pl->nphrases > MAX_PHRASES)
+		return 0;
+	const fts_inst *in = e->rec.inst + c->inst_start;
+	const atlas_doc *d = &e->docs[doc];
+	int secs[HEADING_SLOTS];
+	unsigned masks[HEADING_SLOTS];
+	int ns = 0;
+	for (int k = 0; k < c->inst_n; k++) {
+		int sec, idx;
+		bool head;
+		if (in[k].col != FTS_HEADINGS || !locate_match(e, d, in[k].col, in[k].off, &sec, &head, &idx))
+			continue;
+		int j = 0;
+		while (j < ns && secs[j] != sec)
+			j++;
+		if (j == ns) {
+			if (ns == HEADING_SLOTS)
+				continue;
+			secs[ns] = sec;
+			masks[ns++] = 0;
+		}
+		masks[j] |= 1u << pl->phrase_term[in[k].phrase];
+	}
+	if (!ns)
+		return 0;
+	double all = 0;
+	for (int i = 0; i < pl->nterms; i++)
+		all += !pl->terms[i].negated && !pl->terms[i].stop;
+	int words = query_words(pl);
+	double best = 0;
+	for (int j = 0; j < ns && all > 0; j++) {
+		double got = 0;
+		for (int i = 0; i < pl->nterms; i++)
+			got += (masks[j] >> i) & 1u;
+		int nhead = e->sections[secs[j]].nhead;
+		double tight = nhead > words ? (double)words / nhead : 1.0;
+		if (got / all * tight > best)
+			best = got / all * tight;
+	}
+	return best;
+}
+
+double coverage_of(const plan *pl, candidate *c)
+{
+	if (c->strict || pl->npositive <= 1)
+		return 1.0;
+	bool seen[MAX_TERMS] = { false };
+	for (int p = 0; p < pl->nphrases && p < MAX_PHRASES; p++)
+		if (c->phrases & ((sqlite3_int64)1 << p))
+			seen[pl->phrase_term[p]] = true;
+	double got = 0, all = 0;
+	bool every = true;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated || t->stop)
+			continue;
+		all += t->idf;
+		if (seen[i])
+			got += t->idf;
+		else
+			every = false;
+	}
+	c->strict = every;
+	return all > 0 ? got / all : 1.0;
+}
+
+/* Whether a candidate matched only through the prefix alternative of the prefix word. */
+bool prefix_only(const plan *pl, const candidate *c)
+{
+	int p = 0;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated || t->stop)
+			continue;
+		if (t->prefix) {
+			if (t->prefix_from == 0)
+				return false; /* completions alone: no word itself to prefer */
+			bool exact = false, pre = false;
+			for (int k = 0; k < t->nalts && p + k < MAX_PHRASES; k++) {
+				bool m = c->phrases & ((sqlite3_int64)1 << (p + k));
+				if (k >= t->prefix_from)
+					pre |= m;
+				else
+					exact |= m;
+			}
+			return pre && !exact;
+		}
+		p += t->nalts;
+	}
+	return false;
+}
+
+int cmp_ranked(const void *a, const void *b, void *ctx)
+{
+	const ranked *x = a, *y = b;
+	const atlas_engine *e = ctx;
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	return strcmp(e->docs[x->doc].path, e->docs[y->doc].path);
+}
+
+/* Newest first (lastmod, YYYY-MM-DD, compares as text; pages without one last), then as
+ * cmp_ranked. */
+int cmp_lastmod(const void *a, const void *b, void *ctx)
+{
+	const ranked *x = a, *y = b;
+	const atlas_engine *e = ctx;
+	int c = strcmp(e->docs[y->doc].lastmod, e->docs[x->doc].lastmod);
+	return c ? c : cmp_ranked(a, b, ctx);
+}
+
+/* Restores the heap order of h[0..n) (least first) from index i down. */
+static void min_heap_down(double *h, int n, int i)
+{
+	for (;;) {
+		int l = 2 * i + 1, m = i;
+		if (l < n && h[l] < h[m])
+			m = l;
+		if (l + 1 < n && h[l + 1] < h[m])
+			m = l + 1;
+		if (m == i)
+			return;
+		double t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/* Applies the path and proximity boosts to the ranked pages rk[0..n), whose first shown are the
+ * best by score, sorted: to those first, then to each other page that, boosted the most the two
+ * can, would pass the least of the shown best boosted scores so far (a heap of them); the others
+ * keep their scores, which cannot reach the page shown. */
+void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t shown)
+{
+	const double most = (1 + RANK_PATH_WORDS) * (1 + RANK_PROXIMITY) * (1 + RANK_HEADING_MATCH);
+	double heap[ATLAS_OFFSET_MAX + ATLAS_LIMIT_MAX];
+	int nh = 0, cap = shown < sizeof(heap) / sizeof(*heap) ? (int)shown : (int)(sizeof(heap) / sizeof(*heap));
+	for (int i = 0; i < n; i++) {
+		candidate *c = &e->cand[rk[i].doc];
+		if (nh == cap && rk[i].score * most < heap[0])
+			continue;
+		c->path = path_match(pl, &e->docs[rk[i].doc]);
+		c->proximity = proximity_of(e, pl, c);
+		c->heading = heading_match(e, pl, c, rk[i].doc);
+		c->score *= (1 + RANK_PATH_WORDS * c->path) * (1 + RANK_PROXIMITY * c->proximity) *
+			    (1 + RANK_HEADING_MATCH * c->heading);
+		rk[i].score = c->score;
+		if (nh < cap) {
+			heap[nh++] = c->score;
+			if (nh == cap)
+				for (int k = nh / 2 - 1; k >= 0; k--)
+					min_heap_down(heap, nh, k);
+		} else if (c->score > heap[0]) {
+			heap[0] = c->score;
+			min_heap_down(heap, nh, 0);
+		}
+	}
+}
+
+
+/* The priority factor of page doc (RANK_PRIORITY_*). */
+double priority_weight(const atlas_doc *doc)
+{
+	return RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority;
+}
+
+/* Scores candidate c of page doc before the boosts of the page shown: its BM25 times its coverage,
+ * title, keyword, type, priority and prefix factors (qstems: the query's stems, for the exact-title
+ * test). Sets c's title, keywords, exact, strict and score, clears its boosts. Returns the score. */
+double score_candidate(const plan *pl, candidate *c, const atlas_doc *doc, const char *qstems)
+{
+	bool exact = false;
+	double title = title_match(pl, c->title_phrases, true, doc->title_norm, doc->title_sig, &exact, qstems);
+	double kw = title_match(pl, c->keyword_phrases, c->keywords_known, doc->keywords_norm, doc->keywords_sig,
+				NULL, NULL);
+	double cov = coverage_of(pl, c);
+	double tw = type_weight(doc->type_id);
+	double pw = priority_weight(doc);
+	bool ponly = prefix_only(pl, c);
+	if (doc->listing > 0 && title < 1.0)
+		tw *= 1 - (1 - RANK_LISTING_PRIOR) * doc->listing;
+	c->title = title;
+	c->keywords = kw;
+	c->exact = exact;
+	c->path = c->proximity = c->heading = 0;
+	c->score = c->bm25 * (RANK_COVERAGE_FLOOR + (1 - RANK_COVERAGE_FLOOR) * cov * sqrt(cov)) *
+		   (1 + RANK_TITLE_WORDS * title) * (exact ? RANK_TITLE_EXACT : 1.0) *
+		   (1 + RANK_KEYWORD_WORDS * kw) * tw * pw * (ponly ? RANK_PREFIX_ONLY : 1.0);
+	return c->score;
+}
+
+void fill_explain(atlas_engine *e, atlas_hit *h, const plan *pl, const candidate *c,
+			 double title, bool exact, double cov, double tw, double pw, bool ponly)
+{
+	static const char *names[] = { "title", "keywords", "headings", "description", "body", "defs" };
+	static const double w[] = { RANK_W_TITLE, RANK_W_KEYWORDS, RANK_W_HEADINGS, RANK_W_DESCRIPTION,
+				    RANK_W_BODY, RANK_W_DEFS };
+	strbuf sb = STRBUF_INIT;
+	sqlite3_stmt *st = e->st_explain;
+	sqlite3_bind_text(st, 1, strbuf_str(&pl->relaxed), -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, e->docs[h->doc].id);
+	strbuf_printf(&sb, "bm25 %.3f; by field alone:", c->bm25);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		for (int k = 0; k < FTS_NCOLS; k++)
+			strbuf_printf(&sb, " %s %.3f (weight %g)%s", names[k], sqlite3_column_double(st, k), w[k],
+				      k < FTS_NCOLS - 1 ? "," : "");
+	sqlite3_reset(st);
+	strbuf_printf(&sb, "; coverage %.2f%s; title words %.2f%s; keyword words %.2f; type x%.2f;"
+		      " path words %.2f; words side by side %.2f; priority x%.3f%s", cov,
+		      c->strict ? " (all words)" : "", title, exact ? " (exact title)" : "", c->keywords, tw,
+		      c->path, c->proximity, pw,
+		      ponly ? "; prefix only" : "");
+	h->explain = strbuf_detach(&sb);
+}

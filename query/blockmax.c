@@ -400,6 +400,8 @@ static void any_walk(walk *w)
 			p++;
 		int nd = next_allowed(a->allowed, q->ndocs, d);
 		if (nd != d) {
+			/* pages before the pivot are skipped too, as below */
+			w->pruned |= act[0]->doc < d;
 			for (int i = 0; i <= p; i++)
 				seek(q, act[i], nd);
 			continue;

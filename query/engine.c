@@ -912,8 +912,6 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 		rc = atlas_error_set(err, ATLAS_ESQL, "%s: cannot read: %s", path, sqlite3_errmsg(e->db));
 		goto fail;
 	}
-	if (e->rec.sizes && (rc = blockmax_new(&e->blockmax, e->db, e->rec.sizes, e->rec.avg, e->ndocs, err)))
-		goto fail;
 	e->mark = calloc((size_t)e->ndocs + 1, sizeof(*e->mark));
 	e->excluded = calloc((size_t)e->ndocs + 1, sizeof(*e->excluded));
 	e->cand = calloc((size_t)e->ndocs + 1, sizeof(*e->cand));
@@ -929,6 +927,13 @@ fail:
 	strbuf_free(&uri);
 	atlas_engine_free(e);
 	return rc ? rc : ATLAS_ESQL;
+}
+
+int atlas_engine_read_postings_table(atlas_engine *e, atlas_error *err)
+{
+	if (e->blockmax || !e->rec.sizes)
+		return 0;
+	return blockmax_new(&e->blockmax, e->db, e->rec.sizes, e->rec.avg, e->ndocs, err);
 }
 
 int atlas_engine_hold_postings(atlas_engine *e, atlas_error *err)

@@ -1,7 +1,10 @@
-/* schema.c - the tables of atlas.db and the check that a file is an index this build can read. */
+/* schema.c - the tables of atlas.db, the names of its page types and meta keys, SQLite errors as
+ * Atlas codes, and the check that a file is an index this build can read. */
 #include "schema.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The tables the read-next signals fill. vocab: folded surface words with document and collection
  * frequency, for spelling and typeahead. stems: every indexed stem with the number of pages
@@ -84,10 +87,40 @@ const char atlas_schema_signals_sql[] = ATLAS_SCHEMA_SIGNALS_SQL;
 /* The fields table, also created alone in that file: it is indexed there, then copied. */
 const char atlas_schema_fields_sql[] = ATLAS_SCHEMA_FIELDS_SQL;
 
+const char *const atlas_page_type_names[ATLAS_TYPE_COUNT] = { ATLAS_TYPE_NAME_EXPLAINER, ATLAS_TYPE_NAME_GUIDE,
+								 ATLAS_TYPE_NAME_TOPIC, ATLAS_TYPE_NAME_PAGE };
+
+const char *const atlas_meta_pages_of_type[ATLAS_TYPE_COUNT] = {
+	ATLAS_META_PAGES "_" ATLAS_TYPE_NAME_EXPLAINER, ATLAS_META_PAGES "_" ATLAS_TYPE_NAME_GUIDE,
+	ATLAS_META_PAGES "_" ATLAS_TYPE_NAME_TOPIC, ATLAS_META_PAGES "_" ATLAS_TYPE_NAME_PAGE
+};
+
+const char *const atlas_signals_tables[] = { "next_candidates", "similar_terms", "next_fit", "vocab", "stems",
+					     NULL };
+
+const char *const atlas_fields_shadow_tables[] = { "fields_data",   "fields_idx",    "fields_docsize",
+						   "fields_config", "titles_data",   "titles_idx",
+						   "titles_docsize", "titles_config", NULL };
+
+enum atlas_page_type atlas_page_type_of(const char *name)
+{
+	for (int k = 0; name && k < ATLAS_TYPE_COUNT; k++)
+		if (strcmp(name, atlas_page_type_names[k]) == 0)
+			return (enum atlas_page_type)k;
+	return ATLAS_TYPE_OTHER;
+}
+
+int atlas_sql_error(atlas_error *err, sqlite3 *db, const char *file, const char *what, const char *why)
+{
+	bool full = sqlite3_errcode(db) == SQLITE_FULL;
+	return atlas_error_set(err, full ? ATLAS_EIO : ATLAS_ESQL, "%s: %s: %s", file, what,
+			       full ? "disk full" : why ? why : sqlite3_errmsg(db));
+}
+
 int atlas_schema_check(sqlite3 *db, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st,
+	if (sqlite3_prepare_v2(db, "SELECT value FROM " ATLAS_META_TABLE " WHERE key='" ATLAS_META_SCHEMA_VERSION "'", -1, &st,
 			       NULL) != SQLITE_OK)
 		return atlas_error_set(err, ATLAS_ESCHEMA, "not an Atlas index (%s)", sqlite3_errmsg(db));
 	int rc = sqlite3_step(st);

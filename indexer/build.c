@@ -94,19 +94,14 @@ typedef struct writer {
 
 static int sql_fail(writer *w, const char *what)
 {
-	int code = sqlite3_errcode(w->db);
-	const char *why = code == SQLITE_FULL ? "disk full" : sqlite3_errmsg(w->db);
-	return atlas_error_set(w->err, code == SQLITE_FULL ? ATLAS_EIO : ATLAS_ESQL, "%s: %s: %s", w->file,
-			       what, why);
+	return atlas_sql_error(w->err, w->db, w->file, what, NULL);
 }
 
 static int exec(writer *w, const char *sql)
 {
 	char *msg = NULL;
 	if (sqlite3_exec(w->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		int code = sqlite3_errcode(w->db);
-		atlas_error_set(w->err, code == SQLITE_FULL ? ATLAS_EIO : ATLAS_ESQL, "%s: %s: %s", w->file,
-				sql, code == SQLITE_FULL ? "disk full" : msg ? msg : "error");
+		atlas_sql_error(w->err, w->db, w->file, sql, msg ? msg : "error");
 		sqlite3_free(msg);
 		return w->err ? w->err->code : ATLAS_ESQL;
 	}
@@ -380,6 +375,77 @@ fail_nomem:
 ** Documents, sections and the full-text indexes.
 */
 
+/* Makes room in places for the sections of a page of nsecs. Returns 0, or -1 when out of memory
+ * (places then as it was, but for the arrays grown). */
+static int places_reserve(section_places *places, int nsecs)
+{
+	if (nsecs <= places->cap)
+		return 0;
+	int cap = nsecs * 2;
+	int *h = realloc(places->heads_at, (size_t)cap * sizeof(int));
+	if (h)
+		places->heads_at = h;
+	int *b = h ? realloc(places->body_at, (size_t)cap * sizeof(int)) : NULL;
+	if (b)
+		places->body_at = b;
+	int *n = b ? realloc(places->body_n, (size_t)cap * sizeof(int)) : NULL;
+	if (n)
+		places->body_n = n;
+	if (!n)
+		return -1;
+	places->cap = cap;
+	return 0;
+}
+
+/* Appends page p's headings (but the lead's) to heads and its bodies (the lead's without the
+ * description) to body, one a line, and where each section's are into places (room made by
+ * places_reserve). Cannot fail (a buffer out of memory is marked so). */
+static void join_sections(const page *p, strbuf *heads, strbuf *body, section_places *places)
+{
+	/* appended, not printed: a printf of the body measured its length once more first */
+	for (int s = 0; s < p->nsecs; s++) {
+		const section *x = &p->secs[s];
+		places->heads_at[s] = (int)heads->len;
+		if (s) {
+			strbuf_puts(heads, x->heading);
+			strbuf_putc(heads, '\n');
+		}
+		const char *b = x->body;
+		if (s == 0)
+			b += p->lead_len <= x->body_len ? p->lead_len : x->body_len;
+		places->body_at[s] = (int)body->len;
+		strbuf_puts(body, b);
+		places->body_n[s] = (int)body->len - places->body_at[s];
+		strbuf_putc(body, '\n');
+	}
+}
+
+/* Inserts page p's docs row (doc id, its keywords and topics joined as kw and topics_json, its
+ * sections from first_section on) with doc, the prepared insert. Returns 0 or an ATLAS_E* code
+ * with w->err set. */
+static int insert_doc(writer *w, sqlite3_stmt *doc, int id, const page *p, const char *kw,
+		      const char *topics_json, int first_section)
+{
+	sqlite3_bind_int(doc, 1, id);
+	sqlite3_bind_text(doc, 2, p->path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(doc, 3, atlas_page_type_names[p->type], -1, SQLITE_STATIC);
+	sqlite3_bind_text(doc, 4, p->title, -1, SQLITE_STATIC);
+	sqlite3_bind_text(doc, 5, p->description, -1, SQLITE_STATIC);
+	sqlite3_bind_text(doc, 6, kw, -1, SQLITE_STATIC);
+	sqlite3_bind_text(doc, 7, topics_json, -1, SQLITE_STATIC);
+	sqlite3_bind_double(doc, 8, p->priority);
+	sqlite3_bind_text(doc, 9, p->lastmod ? p->lastmod : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(doc, 10, p->image ? p->image : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int(doc, 11, p->words);
+	sqlite3_bind_int(doc, 12, first_section);
+	sqlite3_bind_int(doc, 13, first_section + p->nsecs - 1);
+	sqlite3_bind_text(doc, 14, p->file, -1, SQLITE_STATIC);
+	return step_reset(w, doc, "insert document");
+}
+
+/* Writes every page of c, in doc id order: its docs row, its fts row (the tap counting the
+ * sections' tokens), its sections (bodies compressed) and its doc_topics; each page's bodies are
+ * released once written. Counts into stats. Returns 0 or an ATLAS_E* code with w->err set. */
 static int write_docs(writer *w, const corpus *c, build_stats *stats)
 {
 	sqlite3_stmt *doc = NULL, *sec = NULL, *fts = NULL, *dt = NULL;
@@ -405,22 +471,9 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	       zbody = STRBUF_INIT, anchor = STRBUF_INIT, defs = STRBUF_INIT;
 	for (int id = 1; !rc && id <= c->npages; id++) {
 		const page *p = &c->pages[w->order[id - 1]];
-		if (p->nsecs > places.cap) {
-			int cap = p->nsecs * 2;
-			int *h = realloc(places.heads_at, (size_t)cap * sizeof(int));
-			if (h)
-				places.heads_at = h;
-			int *b = h ? realloc(places.body_at, (size_t)cap * sizeof(int)) : NULL;
-			if (b)
-				places.body_at = b;
-			int *n = b ? realloc(places.body_n, (size_t)cap * sizeof(int)) : NULL;
-			if (n)
-				places.body_n = n;
-			if (!n) {
-				rc = atlas_error_set(w->err, ATLAS_ENOMEM, "out of memory");
-				break;
-			}
-			places.cap = cap;
+		if (places_reserve(&places, p->nsecs)) {
+			rc = atlas_error_set(w->err, ATLAS_ENOMEM, "out of memory");
+			break;
 		}
 		strbuf_reset(&kw);
 		strbuf_reset(&heads);
@@ -430,39 +483,10 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		strbuf_reset(&defs);
 		join_strings(&defs, p->defs, p->ndefs, "\n");
 		topics_json(&tj, p);
-		/* appended, not printed: a printf of the body measured its length once more first */
-		for (int s = 0; s < p->nsecs; s++) {
-			const section *x = &p->secs[s];
-			places.heads_at[s] = (int)heads.len;
-			if (s) {
-				strbuf_puts(&heads, x->heading);
-				strbuf_putc(&heads, '\n');
-			}
-			const char *b = x->body;
-			if (s == 0)
-				b += p->lead_len <= x->body_len ? p->lead_len : x->body_len;
-			places.body_at[s] = (int)body.len;
-			strbuf_puts(&body, b);
-			places.body_n[s] = (int)body.len - places.body_at[s];
-			strbuf_putc(&body, '\n');
-		}
+		join_sections(p, &heads, &body, &places);
 		stats->pages[p->type]++;
 		stats->sections += p->nsecs;
-		sqlite3_bind_int(doc, 1, id);
-		sqlite3_bind_text(doc, 2, p->path, -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 3, page_type_names[p->type], -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 4, p->title, -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 5, p->description, -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 6, strbuf_str(&kw), -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 7, strbuf_str(&tj), -1, SQLITE_STATIC);
-		sqlite3_bind_double(doc, 8, p->priority);
-		sqlite3_bind_text(doc, 9, p->lastmod ? p->lastmod : "", -1, SQLITE_STATIC);
-		sqlite3_bind_text(doc, 10, p->image ? p->image : "", -1, SQLITE_STATIC);
-		sqlite3_bind_int(doc, 11, p->words);
-		sqlite3_bind_int(doc, 12, sec_id);
-		sqlite3_bind_int(doc, 13, sec_id + p->nsecs - 1);
-		sqlite3_bind_text(doc, 14, p->file, -1, SQLITE_STATIC);
-		rc = step_reset(w, doc, "insert document");
+		rc = insert_doc(w, doc, id, p, strbuf_str(&kw), strbuf_str(&tj), sec_id);
 		/* the full-text row first: its analysis counts the sections' tokens */
 		if (!rc) {
 			tap_row(&tap, p->title, strbuf_str(&heads), p->description, strbuf_str(&body), body.len,
@@ -656,7 +680,7 @@ static void build_id_of(char *buf, size_t cap, unsigned long long corpus_digest)
 static int write_meta(writer *w, const corpus *c, build_stats *stats)
 {
 	sqlite3_stmt *st = NULL;
-	int rc = prepare(w, &st, "INSERT INTO meta VALUES(?,?)");
+	int rc = prepare(w, &st, "INSERT INTO " ATLAS_META_TABLE " VALUES(?,?)");
 	time_t now = time(NULL);
 	struct tm tm;
 	gmtime_r(&now, &tm);
@@ -664,53 +688,46 @@ static int write_meta(writer *w, const corpus *c, build_stats *stats)
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	build_id_of(stats->build_id, sizeof(stats->build_id), c->digest);
 	if (!rc)
-		rc = put_meta(w, st, "schema_version", "%d", ATLAS_SCHEMA_VERSION);
+		rc = put_meta(w, st, ATLAS_META_SCHEMA_VERSION, "%d", ATLAS_SCHEMA_VERSION);
 	if (!rc)
-		rc = put_meta(w, st, "build_id", "%s", stats->build_id);
+		rc = put_meta(w, st, ATLAS_META_BUILD_ID, "%s", stats->build_id);
 	if (!rc)
-		rc = put_meta(w, st, "built_at", "%s", when);
+		rc = put_meta(w, st, ATLAS_META_BUILT_AT, "%s", when);
 	if (!rc)
-		rc = put_meta(w, st, "built_at_unix", "%lld", (long long)now);
+		rc = put_meta(w, st, ATLAS_META_BUILT_AT_UNIX, "%lld", (long long)now);
 	if (!rc)
-		rc = put_meta(w, st, "corpus_digest", "fnv1a64:%016llx", c->digest);
+		rc = put_meta(w, st, ATLAS_META_CORPUS_DIGEST, "fnv1a64:%016llx", c->digest);
 	if (!rc)
-		rc = put_meta(w, st, "corpus_bytes", "%zu", c->bytes);
+		rc = put_meta(w, st, ATLAS_META_CORPUS_BYTES, "%zu", c->bytes);
 	if (!rc)
-		rc = put_meta(w, st, "site_url", "%s", c->site_url);
+		rc = put_meta(w, st, ATLAS_META_SITE_URL, "%s", c->site_url);
 	if (!rc)
-		rc = put_meta(w, st, "pages", "%d", c->npages);
-	for (int t = 0; !rc && t < 4; t++) {
-		char key[32];
-		snprintf(key, sizeof(key), "pages_%s", page_type_names[t]);
-		rc = put_meta(w, st, key, "%d", stats->pages[t]);
-	}
+		rc = put_meta(w, st, ATLAS_META_PAGES, "%d", c->npages);
+	for (int t = 0; !rc && t < ATLAS_TYPE_COUNT; t++)
+		rc = put_meta(w, st, atlas_meta_pages_of_type[t], "%d", stats->pages[t]);
 	if (!rc)
-		rc = put_meta(w, st, "sections", "%d", stats->sections);
+		rc = put_meta(w, st, ATLAS_META_SECTIONS, "%d", stats->sections);
 	if (!rc)
-		rc = put_meta(w, st, "section_text_bytes", "%lld", stats->section_text_bytes);
+		rc = put_meta(w, st, ATLAS_META_SECTION_TEXT_BYTES, "%lld", stats->section_text_bytes);
 	if (!rc)
-		rc = put_meta(w, st, "links", "%d", stats->links);
+		rc = put_meta(w, st, ATLAS_META_LINKS, "%d", stats->links);
 	if (!rc)
-		rc = put_meta(w, st, "guide_steps", "%d", stats->guide_steps);
+		rc = put_meta(w, st, ATLAS_META_GUIDE_STEPS, "%d", stats->guide_steps);
 	if (!rc)
-		rc = put_meta(w, st, "terms", "%d", stats->terms);
+		rc = put_meta(w, st, ATLAS_META_TERMS, "%d", stats->terms);
 	sqlite3_finalize(st);
 	return rc;
 }
-
-/* The read-next signals' tables (atlas_schema_signals_sql), which their thread computes. */
-static const char *const signals_tables[] = { "next_candidates", "similar_terms", "next_fit", "vocab",
-						       "stems", NULL };
 
 /* Whether table name is one the read-next thread writes, copied in by write_signals: the signals',
  * and the fields and titles tables' shadow tables. */
 static bool signals_table(const char *name)
 {
-	for (int i = 0; signals_tables[i]; i++)
-		if (strcmp(name, signals_tables[i]) == 0)
+	for (int i = 0; atlas_signals_tables[i]; i++)
+		if (strcmp(name, atlas_signals_tables[i]) == 0)
 			return true;
-	for (int i = 0; fields_index_tables[i]; i++)
-		if (strcmp(name, fields_index_tables[i]) == 0)
+	for (int i = 0; atlas_fields_shadow_tables[i]; i++)
+		if (strcmp(name, atlas_fields_shadow_tables[i]) == 0)
 			return true;
 	return false;
 }
@@ -727,7 +744,7 @@ static int check_tables(writer *w, bool read_next)
 		rc = prepare(w, &check, "SELECT * FROM pragma_integrity_check(?1)");
 	while (!rc && sqlite3_step(names) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(names, 0);
-		if ((signals_table(name) || strcmp(name, "meta") == 0) != read_next)
+		if ((signals_table(name) || strcmp(name, ATLAS_META_TABLE) == 0) != read_next)
 			continue;
 		sqlite3_bind_text(check, 1, name, -1, SQLITE_STATIC);
 		int step = sqlite3_step(check);
@@ -793,10 +810,10 @@ static int write_signals(writer *w, const corpus *c, build_stats *stats)
 	char *attach = sqlite3_mprintf("COMMIT; ATTACH %Q AS signals; BEGIN", rows);
 	rc = attach ? exec(w, attach) : atlas_error_set(w->err, ATLAS_ENOMEM, "out of memory");
 	sqlite3_free(attach);
-	for (int i = 0; !rc && signals_tables[i]; i++)
-		rc = copy_table(w, signals_tables[i], false);
-	for (int i = 0; !rc && fields_index_tables[i]; i++)
-		rc = copy_table(w, fields_index_tables[i], true);
+	for (int i = 0; !rc && atlas_signals_tables[i]; i++)
+		rc = copy_table(w, atlas_signals_tables[i], false);
+	for (int i = 0; !rc && atlas_fields_shadow_tables[i]; i++)
+		rc = copy_table(w, atlas_fields_shadow_tables[i], true);
 	if (!rc)
 		rc = exec(w, "COMMIT; DETACH signals; BEGIN");
 	signals_free(w->signals);

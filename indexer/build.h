@@ -8,7 +8,7 @@
 #include "error.h"
 
 typedef struct build_stats {
-	int pages[4];     /* by page_type */
+	int pages[ATLAS_TYPE_COUNT]; /* by enum atlas_page_type */
 	int sections;
 	int links;
 	int guide_steps;

@@ -7,11 +7,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "schema.h"
 #include "strbuf.h"
 #include "strmap.h"
-
-enum page_type { PAGE_EXPLAINER, PAGE_GUIDE, PAGE_TOPIC, PAGE_SITE };
-extern const char *const page_type_names[]; /* "explainer", "guide", "topic", "page" */
 
 enum diag_severity { DIAG_WARNING, DIAG_ERROR };
 
@@ -55,13 +53,13 @@ typedef struct guide_section {
 } guide_section;
 
 /* The section bodies of a batch of pages, copied into one block mapped from the system (see
- * corpus.c, gather_texts). */
+ * page.c, corpus_gather_texts). */
 typedef struct text_block text_block;
 
 typedef struct page {
 	char *file;         /* as reported in diagnostics */
 	char *path;
-	enum page_type type;
+	enum atlas_page_type type;
 	char *title, *description, *lastmod, *image;
 	double priority;
 	char **keywords;
@@ -81,7 +79,7 @@ typedef struct page {
 			     * block, freed whole once the index holds it; NULL once released */
 	size_t text_len;    /* bytes of text, the last NUL not counted */
 	void *packed;       /* one block holding every string and array of the page but path, text,
-			     * fm_text and a guide's sections (see page_pack in corpus.c), or NULL
+			     * fm_text and a guide's sections (see page_pack in page.c), or NULL
 			     * when each is its own allocation */
 	text_block *block;  /* the batch's block holding text, or NULL when text is its own */
 	page_link *links;
@@ -128,7 +126,7 @@ typedef struct corpus {
 /* Parses one page file held in data[0..n) (front matter + Markdown) as a page of the given type.
  * file names it in diagnostics. On success fills *out (free with page_free) and returns 0; on any
  * error returns -1 with every problem found recorded in d and *out left empty. */
-int page_parse(page *out, const char *file, const char *data, size_t n, enum page_type type,
+int page_parse(page *out, const char *file, const char *data, size_t n, enum atlas_page_type type,
 	       diag_list *d);
 void page_free(page *p);
 

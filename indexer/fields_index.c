@@ -8,16 +8,10 @@
 
 #include "strbuf.h"
 
-const char *const fields_index_tables[] = {"fields_data", "fields_idx", "fields_docsize",
-					   "fields_config", "titles_data", "titles_idx",
-					   "titles_docsize", "titles_config", NULL};
-
 /* Sets err from db's last error, with what was being done. Returns the code set. */
 static int fields_failed(sqlite3 *db, const char *file, const char *what, atlas_error *err)
 {
-	int code = sqlite3_errcode(db);
-	return atlas_error_set(err, code == SQLITE_FULL ? ATLAS_EIO : ATLAS_ESQL, "%s: %s: %s",
-			       file, what, code == SQLITE_FULL ? "disk full" : sqlite3_errmsg(db));
+	return atlas_sql_error(err, db, file, what, NULL);
 }
 
 int fields_index_write(sqlite3 *db, const char *file, const corpus *c, const int *id_of,

@@ -9,10 +9,6 @@
 #include "corpus.h"
 #include "error.h"
 
-/* The shadow tables of the fields and titles tables (content=''), whose rows are the whole tables:
- * a database holding them can give them to another whose tables are new, in one copy of each. */
-extern const char *const fields_index_tables[];
-
 /* Indexes every page of c into the fields and titles tables of db (created with
  * atlas_schema_fields_sql, the "atlas" tokenizer registered on db), in doc id order (id_of: page
  * index -> doc id, 1 to c->npages), within the caller's transaction. FTS5 gathers up to hash_bytes

@@ -157,7 +157,7 @@ int main(int argc, char **argv)
 	if (!quiet) {
 		printf("atlas-index: built %s (build %s)\n", out, st.build_id);
 		printf("  pages       %d  (%d explainers, %d guides, %d topics, %d site pages)\n", c.npages,
-		       st.pages[PAGE_EXPLAINER], st.pages[PAGE_GUIDE], st.pages[PAGE_TOPIC], st.pages[PAGE_SITE]);
+		       st.pages[ATLAS_TYPE_EXPLAINER], st.pages[ATLAS_TYPE_GUIDE], st.pages[ATLAS_TYPE_TOPIC], st.pages[ATLAS_TYPE_PAGE]);
 		printf("  sections    %d\n", st.sections);
 		printf("  terms       %d distinct\n", st.terms);
 		printf("  links       %d\n", st.links);

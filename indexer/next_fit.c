@@ -41,7 +41,7 @@ typedef struct fit_case {
 struct next_fit {
 	int maxid;
 	unsigned char *wanted;   /* by doc id: a guide's step */
-	unsigned char *type;     /* by doc id: enum page_type */
+	unsigned char *type;     /* by doc id: enum atlas_page_type */
 	route *routes;
 	int nroutes;
 	fit_row *rows;
@@ -83,7 +83,7 @@ next_fit *next_fit_new(const corpus *c, const int *id_of)
 	for (int i = 0; i < c->npages; i++) {
 		const page *g = &c->pages[i];
 		f->type[id_of[i]] = (unsigned char)g->type;
-		if (g->type != PAGE_GUIDE)
+		if (g->type != ATLAS_TYPE_GUIDE)
 			continue;
 		int total = 0;
 		for (int s = 0; s < g->ngsecs; s++)
@@ -107,7 +107,7 @@ next_fit *next_fit_new(const corpus *c, const int *id_of)
 	/* every k-th link between explainers, up to NEXT_FIT_MAX_LINKS */
 	long total = 0;
 	for (int i = 0; i < c->npages; i++)
-		if (c->pages[i].type == PAGE_EXPLAINER)
+		if (c->pages[i].type == ATLAS_TYPE_EXPLAINER)
 			total += c->pages[i].nlinks;
 	long stride = total > NEXT_FIT_MAX_LINKS ? (total + NEXT_FIT_MAX_LINKS - 1) / NEXT_FIT_MAX_LINKS : 1, at = 0;
 	f->links = malloc((size_t)(total < NEXT_FIT_MAX_LINKS ? total + 1 : NEXT_FIT_MAX_LINKS + 1) * sizeof(*f->links));
@@ -115,9 +115,9 @@ next_fit *next_fit_new(const corpus *c, const int *id_of)
 		goto oom;
 	for (int i = 0; i < c->npages; i++) {
 		const page *p = &c->pages[i];
-		for (int k = 0; p->type == PAGE_EXPLAINER && k < p->nlinks; k++, at++) {
+		for (int k = 0; p->type == ATLAS_TYPE_EXPLAINER && k < p->nlinks; k++, at++) {
 			int *t = strmap_get(&c->page_index, p->links[k].target);
-			if (at % stride || !t || *t == i || c->pages[*t].type != PAGE_EXPLAINER ||
+			if (at % stride || !t || *t == i || c->pages[*t].type != ATLAS_TYPE_EXPLAINER ||
 			    f->nlinks >= NEXT_FIT_MAX_LINKS)
 				continue;
 			f->links[f->nlinks][0] = id_of[i];
@@ -205,13 +205,13 @@ static int case_rows(fit_set *s, const next_fit *f, const int *start, int src, c
 		if (r->signal == NEXT_LIST_NEXT && consecutive(g, src, r->dst))
 			continue;
 		int t = f->type[r->dst];
-		if (t == PAGE_SITE)
+		if (t == ATLAS_TYPE_PAGE)
 			continue;
 		if (local[r->dst] < 0) {
 			float *m = grow(&s->mult, &s->nmult, &s->capmult, sizeof(float));
 			if (!m)
 				return ATLAS_ENOMEM;
-			*m = t == PAGE_TOPIC ? (float)NEXT_TYPE_TOPIC : t == PAGE_GUIDE ? (float)NEXT_TYPE_GUIDE : 1.0f;
+			*m = t == ATLAS_TYPE_TOPIC ? (float)NEXT_TYPE_TOPIC : t == ATLAS_TYPE_GUIDE ? (float)NEXT_TYPE_GUIDE : 1.0f;
 			local[r->dst] = c->m++;
 			touched[(*nt)++] = r->dst;
 		}
@@ -328,7 +328,7 @@ static int make_set(fit_set *s, next_fit *f)
 		touched[nt++] = src;
 		for (int k = start[src]; k < start[src + 1]; k++) {
 			const fit_row *r = &f->rows[k];
-			if (local[r->dst] == -2 || f->type[r->dst] == PAGE_SITE)
+			if (local[r->dst] == -2 || f->type[r->dst] == ATLAS_TYPE_PAGE)
 				continue;
 			if (r->dst == tgt && (r->signal == NEXT_LINK_OUT || r->signal == NEXT_GRAPH ||
 					      (r->signal == NEXT_LIST_NEXT && r->guide == src)))
@@ -338,7 +338,7 @@ static int make_set(fit_set *s, next_fit *f)
 				if (!m)
 					goto out;
 				int t = f->type[r->dst];
-				*m = t == PAGE_TOPIC ? (float)NEXT_TYPE_TOPIC : t == PAGE_GUIDE ? (float)NEXT_TYPE_GUIDE : 1.0f;
+				*m = t == ATLAS_TYPE_TOPIC ? (float)NEXT_TYPE_TOPIC : t == ATLAS_TYPE_GUIDE ? (float)NEXT_TYPE_GUIDE : 1.0f;
 				c = &s->cases[s->ncases - 1];
 				local[r->dst] = c->m++;
 				touched[nt++] = r->dst;

@@ -36,7 +36,7 @@ static const char default_ignore[] =
 
 typedef struct type_rule {
 	char *glob;
-	enum page_type type;
+	enum atlas_page_type type;
 } type_rule;
 
 typedef struct site_config {
@@ -200,7 +200,7 @@ bool site_glob_match(const char *glob, const char *path)
 static int type_of_name(const char *n)
 {
 	for (int t = 0; t < 4; t++)
-		if (strcmp(n, page_type_names[t]) == 0)
+		if (strcmp(n, atlas_page_type_names[t]) == 0)
 			return t;
 	return -1;
 }
@@ -369,7 +369,7 @@ static int config_load(site *s, const char *path)
 						 "type of \"%s\" must be explainer, guide, topic or page", e->string);
 					rc = -1;
 				} else if (s->cfg.types) {
-					s->cfg.types[s->cfg.ntypes++] = (type_rule){ strdup(e->string), (enum page_type)t };
+					s->cfg.types[s->cfg.ntypes++] = (type_rule){ strdup(e->string), (enum atlas_page_type)t };
 				}
 			}
 		} else {
@@ -927,7 +927,7 @@ static int make_page(site *s, int fi, page *p)
 	p->file = strdup(f->file);
 	p->path = f->path;
 	f->path = NULL;
-	p->type = PAGE_EXPLAINER;
+	p->type = ATLAS_TYPE_EXPLAINER;
 	p->title = clean_title(s, hp);
 	if (!p->title) {
 		diag_add(s->d, f->file, hp->title_line ? hp->title_line : 1, warn_sev(s), "page has no title");
@@ -1331,7 +1331,7 @@ static void make_guides(site *s)
 						gs->nsteps++;
 				}
 			}
-			p->type = PAGE_GUIDE;
+			p->type = ATLAS_TYPE_GUIDE;
 			continue;
 		}
 		/* the chain starts where the page's own next leads, when that is one of its children;
@@ -1366,7 +1366,7 @@ static void make_guides(site *s)
 				p->gsecs[0].steps = steps;
 				p->gsecs[0].nsteps = n;
 				p->ngsecs = 1;
-				p->type = PAGE_GUIDE;
+				p->type = ATLAS_TYPE_GUIDE;
 				steps = NULL;
 				n = 0;
 			}
@@ -1405,9 +1405,9 @@ static void assign_types(site *s)
 		bool listing = f->hp.nlinks >= LISTING_LINKS && f->hp.link_text * 2 >= f->hp.text_len;
 		if (rule >= 0)
 			p->type = s->cfg.types[rule].type;
-		else if (is_root(f) || (index_page && index_page[fi]) || (listing && p->type != PAGE_GUIDE))
-			p->type = PAGE_SITE;
-		if (listing && p->type != PAGE_GUIDE) {
+		else if (is_root(f) || (index_page && index_page[fi]) || (listing && p->type != ATLAS_TYPE_GUIDE))
+			p->type = ATLAS_TYPE_PAGE;
+		if (listing && p->type != ATLAS_TYPE_GUIDE) {
 			for (int k = 0; k < p->ndefs; k++)
 				free(p->defs[k]);
 			free(p->defs);

@@ -1,16 +1,14 @@
-/* engine.c - opening an index and answering searches: query analysis (synonyms, typos, prefix),
- * candidate retrieval through FTS5, ranking, snippets, sections and facets. */
+/* engine.c - opening an index: the file read into memory (image.c) or in place, its schema and
+ * size checked, its tables loaded (pages, sections and their texts, vocabulary, synonyms, title
+ * words, meta), the statements of a search prepared, read next opened (next.h); the engine's
+ * accessors, and freeing it. Searching is search.c's. */
 #include "engine.h"
 
 #include <ctype.h>
-#include <pthread.h>
-#include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
@@ -20,13 +18,12 @@
 #include "engine_internal.h"
 #include "blockmax.h"
 #include "blockpost.h"
+#include "image.h"
 #include "next.h"
 #include "postings.h"
 #include "fts_functions.h"
-#include "parse.h"
 #include "rank.h"
 #include "schema.h"
-#include "stopwords.h"
 #include "strbuf.h"
 
 /**************************************************************************************************
@@ -41,7 +38,8 @@ static char *dup_col(atlas_engine *e, sqlite3_stmt *st, int i)
 	return atlas_arena_strndup(&e->strings, s ? s : "", s ? (size_t)sqlite3_column_bytes(st, i) : 0);
 }
 
-const char *const atlas_type_names[ATLAS_TYPE_OTHER] = { "explainer", "guide", "topic", "page" };
+const char *const atlas_type_names[ATLAS_TYPE_OTHER] = { ATLAS_TYPE_NAME_EXPLAINER, ATLAS_TYPE_NAME_GUIDE,
+							  ATLAS_TYPE_NAME_TOPIC, ATLAS_TYPE_NAME_PAGE };
 
 unsigned long long atlas_word_sig(const char *norm)
 {
@@ -166,7 +164,8 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(e->db,
-			       "SELECT id, path, (SELECT value FROM meta WHERE key = 'site_url') || path, title,"
+			       "SELECT id, path,"
+			       " (SELECT value FROM " ATLAS_META_TABLE " WHERE key = '" ATLAS_META_SITE_URL "') || path, title,"
 			       " type, description, topics, priority,"
 			       " first_section, last_section, keywords, lastmod, image, words,"
 			       " (SELECT count(*) FROM links WHERE src = docs.id) FROM docs ORDER BY id",
@@ -228,10 +227,7 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		d->title_sig = atlas_word_sig(d->title_norm);
 		d->keywords_sig = atlas_word_sig(d->keywords_norm);
 		d->path_sig = atlas_word_sig(d->path_norm);
-		d->type_id = ATLAS_TYPE_OTHER;
-		for (int k = 0; d->type && k < ATLAS_TYPE_OTHER; k++)
-			if (strcmp(d->type, atlas_type_names[k]) == 0)
-				d->type_id = k;
+		d->type_id = atlas_page_type_of(d->type);
 		if (!d->path || !d->url || !d->title || !d->type || !d->description || !d->lastmod || !d->image || !topics_ok ||
 		    !d->title_norm || !d->title_words || !d->keywords_norm || !d->path_norm ||
 		    !strmap_put(&e->path_index, d->path, strlen(d->path), e->ndocs, NULL))
@@ -413,7 +409,7 @@ int engine_section_row(atlas_engine *e, int sec, int need, section_text *out)
 static int load_section_texts(atlas_engine *e, const char *path, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	const char *bytes = atlas_engine_meta(e, "section_text_bytes");
+	const char *bytes = atlas_engine_meta(e, ATLAS_META_SECTION_TEXT_BYTES);
 	if (!e->in_memory || e->nsections == 0 || !bytes || atoll(bytes) > SECTION_TEXTS_MAX)
 		return 0;
 	section_text *t = atlas_arena_alloc(&e->strings, (size_t)e->nsections * sizeof(*t));
@@ -554,6 +550,21 @@ unsigned long long letter_set(const char *w, int n)
 	return once | twice << 26;
 }
 
+/* Grows *buf (*cap elements of size sz, 0 for none yet) to hold n + 1, doubling from first.
+ * Returns 0, or -1 leaving it as it was. */
+static int grow_for_one(void **buf, int *cap, int n, int first, size_t sz)
+{
+	if (n < *cap)
+		return 0;
+	int c = *cap ? *cap * 2 : first;
+	void *p = realloc(*buf, (size_t)c * sz);
+	if (!p)
+		return -1;
+	*buf = p;
+	*cap = c;
+	return 0;
+}
+
 static int load_vocab(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -561,14 +572,9 @@ static int load_vocab(atlas_engine *e, atlas_error *err)
 		return atlas_error_set(err, ATLAS_ESQL, "read vocabulary: %s", sqlite3_errmsg(e->db));
 	int cap = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (e->nvocab == cap) {
-			cap = cap ? cap * 2 : 4096;
-			vocab_entry *v = realloc(e->vocab, (size_t)cap * sizeof(*v));
-			if (!v) {
-				sqlite3_finalize(st);
-				return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading vocabulary");
-			}
-			e->vocab = v;
+		if (grow_for_one((void **)&e->vocab, &cap, e->nvocab, 4096, sizeof(*e->vocab))) {
+			sqlite3_finalize(st);
+			return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading vocabulary");
 		}
 		vocab_entry *v = &e->vocab[e->nvocab++];
 		v->term = dup_col(e, st, 0);
@@ -616,14 +622,9 @@ static int load_synonyms(atlas_engine *e, atlas_error *err)
 		return atlas_error_set(err, ATLAS_ESQL, "read synonyms: %s", sqlite3_errmsg(e->db));
 	int cap = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (e->nsyn == cap) {
-			cap = cap ? cap * 2 : 256;
-			syn_term *s = realloc(e->syn, (size_t)cap * sizeof(*s));
-			if (!s) {
-				sqlite3_finalize(st);
-				return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading synonyms");
-			}
-			e->syn = s;
+		if (grow_for_one((void **)&e->syn, &cap, e->nsyn, 256, sizeof(*e->syn))) {
+			sqlite3_finalize(st);
+			return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading synonyms");
 		}
 		syn_term *s = &e->syn[e->nsyn];
 		s->group = sqlite3_column_int(st, 0);
@@ -711,82 +712,6 @@ static int open_next(atlas_engine *e, atlas_error *err)
 next_state *engine_next(const atlas_engine *e)
 {
 	return e->next;
-}
-
-/**************************************************************************************************
-** Index images: the bytes of an index file, read once and shared by every engine opened on the same
-** file (same device, inode, size and modification time), freed with the last of them.
-*/
-
-typedef struct index_image {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-	unsigned char *bytes;
-	int refs;
-	struct index_image *next;
-	/* the full-text postings, read by the first engine asked to hold them */
-	pthread_mutex_t postings_lock;
-	bool postings_read;
-	atlas_postings *postings; /* NULL when too large to hold */
-} index_image;
-
-static pthread_mutex_t images_lock = PTHREAD_MUTEX_INITIALIZER;
-static index_image *images;
-
-/* Returns a reference to the image of the open file f (whose stat is sb), reading it when no
- * engine holds it yet, or NULL when it cannot be read. Release with image_release. */
-static index_image *image_acquire(FILE *f, const struct stat *sb)
-{
-	pthread_mutex_lock(&images_lock);
-	for (index_image *im = images; im; im = im->next)
-		if (im->dev == sb->st_dev && im->ino == sb->st_ino && im->size == sb->st_size &&
-		    im->mtime.tv_sec == sb->st_mtim.tv_sec && im->mtime.tv_nsec == sb->st_mtim.tv_nsec) {
-			im->refs++;
-			pthread_mutex_unlock(&images_lock);
-			return im;
-		}
-	index_image *im = calloc(1, sizeof(*im));
-	if (im)
-		im->bytes = malloc((size_t)sb->st_size);
-	if (!im || !im->bytes || fread(im->bytes, 1, (size_t)sb->st_size, f) != (size_t)sb->st_size) {
-		if (im)
-			free(im->bytes);
-		free(im);
-		pthread_mutex_unlock(&images_lock);
-		return NULL;
-	}
-	im->dev = sb->st_dev;
-	im->ino = sb->st_ino;
-	im->size = sb->st_size;
-	im->mtime = sb->st_mtim;
-	im->refs = 1;
-	pthread_mutex_init(&im->postings_lock, NULL);
-	im->next = images;
-	images = im;
-	pthread_mutex_unlock(&images_lock);
-	return im;
-}
-
-/* Drops a reference; the last one frees the bytes. Accepts NULL. */
-static void image_release(index_image *im)
-{
-	if (!im)
-		return;
-	pthread_mutex_lock(&images_lock);
-	if (--im->refs == 0) {
-		for (index_image **pp = &images; *pp; pp = &(*pp)->next)
-			if (*pp == im) {
-				*pp = im->next;
-				break;
-			}
-		postings_free(im->postings);
-		pthread_mutex_destroy(&im->postings_lock);
-		free(im->bytes);
-		free(im);
-	}
-	pthread_mutex_unlock(&images_lock);
 }
 
 /* A cut-short file can still open and answer from its first pages: its size must be what its
@@ -947,12 +872,8 @@ int atlas_engine_hold_postings(atlas_engine *e, atlas_error *err)
 		tokens += e->rec.sizes[i];
 	if (tokens > POSTINGS_MAX)
 		return 0;
-	int rc = 0;
-	pthread_mutex_lock(&im->postings_lock);
-	if (!im->postings_read && !(rc = postings_load(&im->postings, e->db, e->ndocs, err)))
-		im->postings_read = true;
-	const atlas_postings *p = im->postings;
-	pthread_mutex_unlock(&im->postings_lock);
+	const atlas_postings *p = NULL;
+	int rc = image_postings(im, e->db, e->ndocs, &p, err);
 	if (rc || !p)
 		return rc;
 	if (postings_query_new(&e->postings, p))

@@ -7,6 +7,7 @@
 
 #include "arena.h"
 #include "error.h"
+#include "schema.h"
 
 typedef struct atlas_engine atlas_engine;
 
@@ -160,11 +161,10 @@ typedef struct atlas_next_results {
 } atlas_next_results;
 
 /* A document as the engine keeps it in memory. */
-/* Page types, in the order of the type facet; ATLAS_TYPE_OTHER for a type the index names but the
- * engine does not know (ranked as a site page, counted in no facet). */
-enum { ATLAS_TYPE_EXPLAINER, ATLAS_TYPE_GUIDE, ATLAS_TYPE_TOPIC, ATLAS_TYPE_PAGE, ATLAS_TYPE_OTHER };
+/* Page types are common/schema.h's enum atlas_page_type; ATLAS_TYPE_OTHER, a type the index names
+ * but the engine does not know, is ranked as a site page and counted in no facet. */
 
-/* The names of the known types, indexed by ATLAS_TYPE_*. */
+/* The names of the known types, indexed by ATLAS_TYPE_* (atlas_page_type_names). */
 extern const char *const atlas_type_names[ATLAS_TYPE_OTHER];
 
 typedef struct atlas_doc {

@@ -1,4 +1,6 @@
-/* engine_internal.h - the engine's state, shared by the files of query/ and by nothing else. */
+/* engine_internal.h - the engine's state, shared by the files of query/ that search an open index
+ * (not next.c: next.h is its interface) and by two white-box tests, tests/query/test_postings.c and
+ * test_sections.c, that check the held postings and section texts against the index itself. */
 #ifndef ATLAS_ENGINE_INTERNAL_H
 #define ATLAS_ENGINE_INTERNAL_H
 
@@ -58,7 +60,7 @@ typedef struct candidate {
 	double keywords;        /* share of content words in the keywords */
 	double path;            /* share of content words in the words of the path */
 	double proximity;       /* share of neighbouring query words side by side in a field */
-	double heading;         /* how much one section heading is the query (search.c: heading_match) */
+	double heading;         /* how much one section heading is the query (score.c: heading_match) */
 	bool exact;             /* the title is the query */
 	int inst_start, inst_n; /* its matches in the match record; inst_n -1: not recorded, or only
 				   from the fields of a partial pass */

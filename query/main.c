@@ -91,9 +91,19 @@ static void print_plain(const char *html, FILE *f)
 
 static int run_stats(atlas_engine *e, bool json)
 {
-	static const char *keys[] = { "pages", "pages_explainer", "pages_guide", "pages_topic", "pages_page",
-				      "sections", "links", "guide_steps", "terms", "build_id", "built_at",
-				      "corpus_digest", "schema_version" };
+	const char *keys[] = { ATLAS_META_PAGES,
+			       atlas_meta_pages_of_type[ATLAS_TYPE_EXPLAINER],
+			       atlas_meta_pages_of_type[ATLAS_TYPE_GUIDE],
+			       atlas_meta_pages_of_type[ATLAS_TYPE_TOPIC],
+			       atlas_meta_pages_of_type[ATLAS_TYPE_PAGE],
+			       ATLAS_META_SECTIONS,
+			       ATLAS_META_LINKS,
+			       ATLAS_META_GUIDE_STEPS,
+			       ATLAS_META_TERMS,
+			       ATLAS_META_BUILD_ID,
+			       ATLAS_META_BUILT_AT,
+			       ATLAS_META_CORPUS_DIGEST,
+			       ATLAS_META_SCHEMA_VERSION };
 	if (json)
 		printf("{");
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
@@ -108,6 +118,102 @@ static int run_stats(atlas_engine *e, bool json)
 	else
 		printf("%-16s %d\n", "vocabulary", atlas_engine_vocab_size(e));
 	return 0;
+}
+
+/* --suggest: typeahead for prefix, at most limit (0: 10) suggestions. Returns the JSON body to print
+ * (malloc'd; NULL when out of memory), or NULL having printed the table. */
+static char *run_suggest(atlas_engine *e, const char *prefix, int limit, bool json)
+{
+	static atlas_suggestion s[ATLAS_SUGGEST_MAX];
+	char *body = NULL;
+	int max = limit ? limit : 10;
+	int n = atlas_suggest(s, max > ATLAS_SUGGEST_MAX ? ATLAS_SUGGEST_MAX : max, e, prefix);
+	if (json)
+		body = atlas_json_suggest(e, prefix, s, n);
+	else
+		for (int i = 0; i < n; i++) {
+			if (s[i].doc >= 0)
+				printf("page  %s  %s\n", atlas_engine_doc(e, s[i].doc)->title,
+				       atlas_engine_doc(e, s[i].doc)->path);
+			else
+				printf("query %s  (%d pages)\n", s[i].text, s[i].pages);
+		}
+	return body;
+}
+
+/* --next: read next for the page at path next, following guide, seen a comma-separated list of paths
+ * read. Returns the JSON body to print (malloc'd), or NULL having printed the table or, setting
+ * *status to 1, the error. */
+static char *run_next(atlas_engine *e, const char *next, const char *guide, const char *seen, int limit, bool json,
+		      int *status)
+{
+	atlas_error err = { 0, "" };
+	char *body = NULL;
+	const char *list[ATLAS_SEEN_MAX];
+	int nseen = 0;
+	char *copy = seen ? strdup(seen) : NULL;
+	for (char *tok = copy ? strtok(copy, ",") : NULL; tok && nseen < ATLAS_SEEN_MAX; tok = strtok(NULL, ","))
+		list[nseen++] = tok;
+	atlas_next_params np = { next, guide, list, nseen, limit ? limit : 5 };
+	atlas_next_results nr;
+	if (atlas_next(&nr, e, &np, &err)) {
+		fprintf(stderr, "atlas-query: %s\n", err.msg);
+		*status = 1;
+	} else {
+		if (json)
+			body = atlas_json_next(e, &nr);
+		else
+			for (int i = 0; i < nr.nitems; i++) {
+				const atlas_doc *d = atlas_engine_doc(e, nr.items[i].doc);
+				printf("%2d  %7.3f  %-9s %-44s %s\n", i + 1, nr.items[i].score, d->type, d->path, d->title);
+				for (int k = 0; k < nr.items[i].nreasons; k++)
+					printf("%24s- %s\n", "", nr.items[i].reasons[k]);
+			}
+		atlas_next_results_free(&nr);
+	}
+	free(copy);
+	return body;
+}
+
+/* A search for sp (its q and offset set; limit 0: 10). Returns the JSON body to print (malloc'd), or
+ * NULL having printed the table or, setting *status (2 for a bad parameter, else 1), the error. */
+static char *run_search(atlas_engine *e, atlas_search_params *sp, int limit, bool json, int *status)
+{
+	atlas_error err = { 0, "" };
+	char *body = NULL;
+	sp->limit = limit ? limit : 10;
+	atlas_results r;
+	if (atlas_search(&r, e, sp, &err)) {
+		fprintf(stderr, "atlas-query: %s\n", err.msg);
+		*status = err.code == ATLAS_EINVAL ? 2 : 1;
+	} else {
+		if (json)
+			body = atlas_json_search(e, &r);
+		else {
+			if (r.explain)
+				printf("%s\n", r.explain);
+			if (r.did_you_mean)
+				printf("did you mean: %s\n", r.did_you_mean);
+			printf("%s%d result%s (%.2f ms)\n", r.total_exact ? "" : "about ", r.total,
+			       r.total == 1 ? "" : "s", r.took_ms);
+			for (int i = 0; i < r.nhits; i++) {
+				const atlas_doc *d = atlas_engine_doc(e, r.hits[i].doc);
+				printf("%2d  %8.3f  %-9s %-44s %s\n    ", sp->offset + i + 1, r.hits[i].score,
+				       d->type, d->path, d->title);
+				print_plain(r.hits[i].snippet, stdout);
+				printf("\n");
+				for (int k = 0; k < r.hits[i].nsections; k++) {
+					printf("      #%s  ", r.hits[i].sections[k].anchor);
+					print_plain(r.hits[i].sections[k].heading, stdout);
+					printf("\n");
+				}
+				if (r.hits[i].explain)
+					printf("    %s\n", r.hits[i].explain);
+			}
+		}
+		atlas_results_free(&r);
+	}
+	return body;
 }
 
 int main(int argc, char **argv)
@@ -180,8 +286,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "atlas-query: nothing to do: give a QUERY, --next, --suggest or --stats\n%s", usage);
 		return 2;
 	}
-	if (sp.type && strcmp(sp.type, "explainer") && strcmp(sp.type, "guide") && strcmp(sp.type, "topic") &&
-	    strcmp(sp.type, "page")) {
+	if (sp.type && atlas_page_type_of(sp.type) == ATLAS_TYPE_OTHER) {
 		fprintf(stderr, "atlas-query: --type must be explainer, guide, topic or page\n");
 		return 2;
 	}
@@ -197,77 +302,12 @@ int main(int argc, char **argv)
 	if (stats) {
 		status = run_stats(e, json);
 	} else if (suggest) {
-		static atlas_suggestion s[ATLAS_SUGGEST_MAX];
-		int max = limit ? limit : 10;
-		int n = atlas_suggest(s, max > ATLAS_SUGGEST_MAX ? ATLAS_SUGGEST_MAX : max, e, suggest);
-		if (json)
-			body = atlas_json_suggest(e, suggest, s, n);
-		else
-			for (int i = 0; i < n; i++) {
-				if (s[i].doc >= 0)
-					printf("page  %s  %s\n", atlas_engine_doc(e, s[i].doc)->title,
-					       atlas_engine_doc(e, s[i].doc)->path);
-				else
-					printf("query %s  (%d pages)\n", s[i].text, s[i].pages);
-			}
+		body = run_suggest(e, suggest, limit, json);
 	} else if (next) {
-		const char *list[ATLAS_SEEN_MAX];
-		int nseen = 0;
-		char *copy = seen ? strdup(seen) : NULL;
-		for (char *tok = copy ? strtok(copy, ",") : NULL; tok && nseen < ATLAS_SEEN_MAX; tok = strtok(NULL, ","))
-			list[nseen++] = tok;
-		atlas_next_params np = { next, guide, list, nseen, limit ? limit : 5 };
-		atlas_next_results nr;
-		if (atlas_next(&nr, e, &np, &err)) {
-			fprintf(stderr, "atlas-query: %s\n", err.msg);
-			status = 1;
-		} else {
-			if (json)
-				body = atlas_json_next(e, &nr);
-			else
-				for (int i = 0; i < nr.nitems; i++) {
-					const atlas_doc *d = atlas_engine_doc(e, nr.items[i].doc);
-					printf("%2d  %7.3f  %-9s %-44s %s\n", i + 1, nr.items[i].score, d->type, d->path, d->title);
-					for (int k = 0; k < nr.items[i].nreasons; k++)
-						printf("%24s- %s\n", "", nr.items[i].reasons[k]);
-				}
-			atlas_next_results_free(&nr);
-		}
-		free(copy);
+		body = run_next(e, next, guide, seen, limit, json, &status);
 	} else {
 		sp.q = strbuf_str(&q);
-		sp.limit = limit ? limit : 10;
-		atlas_results r;
-		if (atlas_search(&r, e, &sp, &err)) {
-			fprintf(stderr, "atlas-query: %s\n", err.msg);
-			status = err.code == ATLAS_EINVAL ? 2 : 1;
-		} else {
-			if (json)
-				body = atlas_json_search(e, &r);
-			else {
-				if (r.explain)
-					printf("%s\n", r.explain);
-				if (r.did_you_mean)
-					printf("did you mean: %s\n", r.did_you_mean);
-				printf("%s%d result%s (%.2f ms)\n", r.total_exact ? "" : "about ", r.total,
-				       r.total == 1 ? "" : "s", r.took_ms);
-				for (int i = 0; i < r.nhits; i++) {
-					const atlas_doc *d = atlas_engine_doc(e, r.hits[i].doc);
-					printf("%2d  %8.3f  %-9s %-44s %s\n    ", sp.offset + i + 1, r.hits[i].score,
-					       d->type, d->path, d->title);
-					print_plain(r.hits[i].snippet, stdout);
-					printf("\n");
-					for (int k = 0; k < r.hits[i].nsections; k++) {
-						printf("      #%s  ", r.hits[i].sections[k].anchor);
-						print_plain(r.hits[i].sections[k].heading, stdout);
-						printf("\n");
-					}
-					if (r.hits[i].explain)
-						printf("    %s\n", r.hits[i].explain);
-				}
-			}
-			atlas_results_free(&r);
-		}
+		body = run_search(e, &sp, limit, json, &status);
 	}
 	if (body) {
 		printf("%s\n", body);

@@ -492,6 +492,42 @@ void next_state_free(next_state *ns)
 	free(ns);
 }
 
+/* The reader follows guide (a page of ns) from page src, having read seen[0..nseen): its first
+ * unread step after src (else its first unread step) becomes a candidate in all[0..*n) (grown as
+ * slot_for does), NEXT_W_GUIDE_CHOSEN more, with the step as its reason. Out of memory leaves it
+ * out. */
+static void follow_guide(const next_state *ns, int guide, int src, const int *seen, int nseen, nx **all, int *n,
+			 int *cap)
+{
+	sqlite3_stmt *gs = ns->st_guide_steps;
+	sqlite3_bind_int(gs, 1, ns->docs[guide].id);
+	int steps[1024], nsteps = 0, here = -1;
+	while (sqlite3_step(gs) == SQLITE_ROW && nsteps < 1024) {
+		int d = doc_of_id(ns, sqlite3_column_int(gs, 1));
+		if (d == src && here < 0)
+			here = nsteps;
+		steps[nsteps++] = d;
+	}
+	sqlite3_reset(gs);
+	for (int pass = 0; pass < 2; pass++) {
+		int chosen = -1;
+		for (int i = pass == 0 ? here + 1 : 0; i < nsteps && chosen < 0; i++) {
+			bool read = false;
+			for (int k = 0; k < nseen; k++)
+				read |= seen[k] == steps[i];
+			if (!read && steps[i] >= 0)
+				chosen = i;
+		}
+		nx *c = chosen >= 0 ? slot_for(all, n, cap, steps[chosen]) : NULL;
+		if (c) {
+			reason r = { R_STEP, chosen + 1, ns->docs[guide].title, NEXT_W_GUIDE_CHOSEN };
+			c->score += r.w;
+			add_reason(c, &r);
+			break;
+		}
+	}
+}
+
 int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params *p, atlas_error *err)
 {
 	const next_state *ns = engine_next(e);
@@ -504,7 +540,7 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 		char gp[512];
 		snprintf(gp, sizeof(gp), "%s%s", p->guide[0] == '/' ? "" : "/", p->guide);
 		guide = atlas_engine_find(e, gp);
-		if (guide < 0 || strcmp(ns->docs[guide].type, "guide") != 0)
+		if (guide < 0 || ns->docs[guide].type_id != ATLAS_TYPE_GUIDE)
 			return atlas_error_set(err, ATLAS_ENOTFOUND, "no guide '%s'", p->guide);
 	}
 	int limit = p->limit > 0 ? p->limit : 5;
@@ -539,46 +575,19 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 					  : atlas_error_set(err, ATLAS_ESQL, "read next: %s", sqlite3_errmsg(ns->db));
 	}
 	/* the guide the reader follows: its first unread step after this page comes first */
-	if (guide >= 0) {
-		sqlite3_stmt *gs = ns->st_guide_steps;
-		sqlite3_bind_int(gs, 1, ns->docs[guide].id);
-		int steps[1024], nsteps = 0, here = -1;
-		while (sqlite3_step(gs) == SQLITE_ROW && nsteps < 1024) {
-			int d = doc_of_id(ns, sqlite3_column_int(gs, 1));
-			if (d == src && here < 0)
-				here = nsteps;
-			steps[nsteps++] = d;
-		}
-		sqlite3_reset(gs);
-		for (int pass = 0; pass < 2; pass++) {
-			int chosen = -1;
-			for (int i = pass == 0 ? here + 1 : 0; i < nsteps && chosen < 0; i++) {
-				bool read = false;
-				for (int k = 0; k < nseen; k++)
-					read |= seen[k] == steps[i];
-				if (!read && steps[i] >= 0)
-					chosen = i;
-			}
-			nx *c = chosen >= 0 ? slot_for(&all, &n, &cap, steps[chosen]) : NULL;
-			if (c) {
-				reason r = { R_STEP, chosen + 1, ns->docs[guide].title, NEXT_W_GUIDE_CHOSEN };
-				c->score += r.w;
-				add_reason(c, &r);
-				break;
-			}
-		}
-	}
+	if (guide >= 0)
+		follow_guide(ns, guide, src, seen, nseen, &all, &n, &cap);
 	/* leave out what was read and site pages; weigh page types */
 	for (int i = 0; i < n; i++) {
 		nx *c = &all[i];
 		for (int k = 0; k < nseen; k++)
 			c->excluded |= seen[k] == c->doc;
-		const char *type = ns->docs[c->doc].type;
-		if (strcmp(type, "page") == 0)
+		int type = ns->docs[c->doc].type_id;
+		if (type == ATLAS_TYPE_PAGE)
 			c->excluded = true;
-		else if (strcmp(type, "topic") == 0)
+		else if (type == ATLAS_TYPE_TOPIC)
 			c->score *= NEXT_TYPE_TOPIC;
-		else if (strcmp(type, "guide") == 0)
+		else if (type == ATLAS_TYPE_GUIDE)
 			c->score *= NEXT_TYPE_GUIDE;
 	}
 	/* greedy selection with a penalty for repeating a topic already chosen */

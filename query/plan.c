@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "edits.h"
 #include "rank.h"
 #include "search_internal.h"
 #include "stopwords.h"
@@ -71,43 +72,6 @@ static int unit_token(void *ctx, int tflags, const char *tok, int n, int start, 
 	w[n] = '\0';
 	u->w[u->n++] = w;
 	return 0;
-}
-
-/* Damerau-Levenshtein (optimal string alignment) distance of a and b, or max+1 past max. */
-static int edit_distance(const char *a, int la, const char *b, int lb, int max)
-{
-	if (abs(la - lb) > max)
-		return max + 1;
-	int rows[3][64];
-	if (la >= 63 || lb >= 63)
-		return max + 1;
-	int *pp = rows[0], *prev = rows[1], *cur = rows[2];
-	for (int j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (int i = 1; i <= la; i++) {
-		cur[0] = i;
-		int best = cur[0];
-		for (int j = 1; j <= lb; j++) {
-			int cost = a[i - 1] != b[j - 1];
-			int v = prev[j] + 1;
-			if (cur[j - 1] + 1 < v)
-				v = cur[j - 1] + 1;
-			if (prev[j - 1] + cost < v)
-				v = prev[j - 1] + cost;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && pp[j - 2] + 1 < v)
-				v = pp[j - 2] + 1;
-			cur[j] = v;
-			if (v < best)
-				best = v;
-		}
-		if (best > max)
-			return max + 1;
-		int *t = pp;
-		pp = prev;
-		prev = cur;
-		cur = t;
-	}
-	return prev[lb];
 }
 
 /* Whether x has more than k bits set: the bits counted in parallel, in a dozen steps without a
@@ -179,7 +143,7 @@ static const char *correct_word(const atlas_engine *e, const char *w, bool maybe
 			continue;
 		if (df > 0 && v->df < df * TYPO_RARE_RATIO)
 			continue;
-		int d = edit_distance(w, len, v->term, v->len, max);
+		int d = atlas_edits(w, len, v->term, v->len, false, max);
 		if (d > max)
 			continue;
 		if (d < best_d || (d == best_d && v->df > best->df)) {

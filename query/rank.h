@@ -43,7 +43,7 @@
  * definitions (a reference of every setting) is as defined there as on a page of one */
 #define RANK_BM25_B_DEFS 0.0
 
-/* Best-matching sections (query/search.c: fill_sections): each matched phrase counts its
+/* Best-matching sections (query/snippet.c: fill_sections): each matched phrase counts its
  * IDF, times RANK_SEC_HEADING when it is in the heading, plus RANK_SEC_REPEAT of it for each of up
  * to RANK_SEC_REPEATS matches in the body. */
 #define RANK_SEC_HEADING 3.0
@@ -98,7 +98,7 @@
 
 /* Bounds on the work of one query: at least this many candidates wanted before a broader pass is
  * skipped; how many pages the rarest content word (its most common alternative, by stems) may be
- * on before retrieval starts with the titles alone, then the important fields (search.c:
+ * on before retrieval starts with the titles alone, then the important fields (retrieve.c:
  * match_tier); how many rows the any-word expression may be expected to match for it to run
  * alone, without the all-words pass first; and how many matches (for sections and snippets) the
  * candidate pass keeps, the hits of rows past it being looked up again one by one. */

@@ -12,6 +12,7 @@
 /* Bytes of a block of the results' text: a page of ten hits mostly fits in one */
 #define RESULTS_TEXT_BLOCK (16 * 1024)
 
+/* qsort order of ints, ascending. */
 static int cmp_int(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
@@ -22,6 +23,8 @@ static int cmp_int(const void *a, const void *b)
 ** Search.
 */
 
+/* Sets res->did_you_mean (malloc'd, freed with the results; NULL when out of memory) to the query
+ * with each corrected word replaced by its correction. */
 static void did_you_mean(atlas_results *res, const plan *pl)
 {
 	strbuf sb = STRBUF_INIT;
@@ -39,6 +42,8 @@ static void did_you_mean(atlas_results *res, const plan *pl)
 	res->did_you_mean = strbuf_detach(&sb);
 }
 
+/* Sets res->explain (malloc'd, freed with the results; NULL when out of memory) to the plan: each
+ * term with its alternatives, correction and synonym group, then the two expressions. */
 static void explain_plan(atlas_results *res, const plan *pl)
 {
 	strbuf sb = STRBUF_INIT;
@@ -59,6 +64,7 @@ static void explain_plan(atlas_results *res, const plan *pl)
 	res->explain = strbuf_detach(&sb);
 }
 
+/* Milliseconds of the monotonic clock. */
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -119,8 +125,7 @@ static int check_params(const atlas_search_params *p, const atlas_search_more *m
 		return atlas_error_set(err, ATLAS_EINVAL, "limit must be from 1 to %d", ATLAS_LIMIT_MAX);
 	if (p->offset < 0 || p->offset > ATLAS_OFFSET_MAX)
 		return atlas_error_set(err, ATLAS_EINVAL, "offset must be from 0 to %d", ATLAS_OFFSET_MAX);
-	if (p->type && strcmp(p->type, "explainer") && strcmp(p->type, "guide") &&
-	    strcmp(p->type, "topic") && strcmp(p->type, "page"))
+	if (p->type && atlas_page_type_of(p->type) == ATLAS_TYPE_OTHER)
 		return atlas_error_set(err, ATLAS_EINVAL, "type must be explainer, guide, topic or page");
 	if (m->sort != ATLAS_SORT_RELEVANCE && m->sort != ATLAS_SORT_LASTMOD)
 		return atlas_error_set(err, ATLAS_EINVAL, "sort must be relevance or lastmod");

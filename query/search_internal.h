@@ -1,5 +1,6 @@
 /* search_internal.h - what the files of one search share: its plan's types and the steps of
- * plan.c, retrieve.c and search.c. Used by the files of query/ and by nothing else. */
+ * plan.c, retrieve.c, score.c and snippet.c that search.c runs. Used by those files and by nothing
+ * else. */
 #ifndef ATLAS_SEARCH_INTERNAL_H
 #define ATLAS_SEARCH_INTERNAL_H
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "edits.h"
 #include "engine_internal.h"
 #include "stopwords.h"
 #include "utf8.h"
@@ -43,47 +44,6 @@ static int cmp_completion(const void *a, const void *b)
 	return y->v->df - x->v->df;
 }
 
-/* Returns the edits (insertions, deletions, substitutions, swaps of neighbours) between typed
- * a[0..na) and b[0..nb), or with prefix set between a and the closest start of b; max + 1 when
- * more than max. Both at most VOCAB_MAX_LEN bytes. */
-static int edits_to(const char *a, int na, const char *b, int nb, bool prefix, int max)
-{
-	int rows[3][VOCAB_MAX_LEN + 2];
-	int *pp = rows[0], *prev = rows[1], *cur = rows[2];
-	for (int j = 0; j <= nb; j++)
-		prev[j] = j;
-	for (int i = 1; i <= na; i++) {
-		cur[0] = i;
-		int low = cur[0];
-		for (int j = 1; j <= nb; j++) {
-			int cost = a[i - 1] != b[j - 1];
-			int d = prev[j - 1] + cost;
-			if (prev[j] + 1 < d)
-				d = prev[j] + 1;
-			if (cur[j - 1] + 1 < d)
-				d = cur[j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    pp[j - 2] + 1 < d)
-				d = pp[j - 2] + 1;
-			cur[j] = d;
-			if (d < low)
-				low = d;
-		}
-		if (low > max)
-			return max + 1;
-		int *t = pp;
-		pp = prev;
-		prev = cur;
-		cur = t;
-	}
-	int best = prev[nb];
-	if (prefix)
-		for (int j = 0; j < nb; j++)
-			if (prev[j] < best)
-				best = prev[j];
-	return best > max ? max + 1 : best;
-}
-
 /* Collects into c (cap entries) the vocabulary words that may complete last[0..n): with prefix,
  * those starting with it, else the word itself; when fuzzy, those within the allowed edits of it
  * instead (sharing its first byte). Returns the count, best first. */
@@ -104,7 +64,7 @@ static int collect(const atlas_engine *e, const char *last, int n, bool prefix, 
 				break;
 			if (v->len > VOCAB_MAX_LEN || v->len < n - max || (!prefix && v->len > n + max))
 				continue;
-			edits = edits_to(last, n, v->term, v->len, prefix, max);
+			edits = atlas_edits(last, n, v->term, v->len, prefix, max);
 			if (edits > max)
 				continue;
 		} else {
@@ -175,7 +135,7 @@ static int title_pages(atlas_engine *e, const char *before, const char *word, at
 			continue;
 		/* earlier in the title and shorter titles first; explainers and guides over the rest */
 		double score = 10.0 - (double)(at - t) / 20.0 - (double)strlen(t) / 200.0 + doc->priority;
-		if (strcmp(doc->type, "page") == 0)
+		if (doc->type_id == ATLAS_TYPE_PAGE)
 			score -= 2;
 		atlas_suggestion s = { .doc = d, .text = "", .pages = 0, .score = score };
 		if (npages < max) {
@@ -216,24 +176,32 @@ static bool word_byte(unsigned char c)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
 }
 
+/* Where the last word of prefix (qlen bytes) is, as typed: prefix[*start..*end), then what follows
+ * it (a closing quote, spaces) up to *tail, where the spaces at the end start. Returns false when
+ * prefix holds no word. */
+static bool last_word(const char *prefix, size_t qlen, size_t *start, size_t *end, size_t *tail)
+{
+	*end = qlen;
+	while (*end > 0 && !word_byte((unsigned char)prefix[*end - 1]))
+		(*end)--;
+	*start = *end;
+	while (*start > 0 && word_byte((unsigned char)prefix[*start - 1]))
+		(*start)--;
+	*tail = qlen;
+	while (*tail > *end && prefix[*tail - 1] == ' ')
+		(*tail)--;
+	return *start < *end;
+}
+
 int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *prefix)
 {
 	if (max <= 0 || !prefix)
 		return 0;
 	if (max > ATLAS_SUGGEST_MAX)
 		max = ATLAS_SUGGEST_MAX;
-	/* the last word as typed: q[start..end), then what follows it (a closing quote, spaces) */
-	size_t qlen = strlen(prefix), end = qlen;
-	while (end > 0 && !word_byte((unsigned char)prefix[end - 1]))
-		end--;
-	size_t start = end;
-	while (start > 0 && word_byte((unsigned char)prefix[start - 1]))
-		start--;
-	if (start == end)
+	size_t qlen = strlen(prefix), start, end, tail;
+	if (!last_word(prefix, qlen, &start, &end, &tail))
 		return 0;
-	size_t tail = qlen; /* what follows the word, up to the spaces at the end */
-	while (tail > end && prefix[tail - 1] == ' ')
-		tail--;
 	bool typing = end == qlen || prefix[qlen - 1] != ' '; /* no space after it: still typing */
 	strbuf before = STRBUF_INIT, lastw = STRBUF_INIT, raw = STRBUF_INIT;
 	strbuf_append(&raw, prefix, start);

@@ -349,7 +349,7 @@ void api_compute(server *s, struct MHD_Connection *c, const strbuf *norm, answer
 		return;
 	}
 	atlas_engine *e = live_acquire(s->index);
-	const char *b = atlas_engine_meta(e, "build_id");
+	const char *b = atlas_engine_meta(e, ATLAS_META_BUILD_ID);
 	snprintf(build, 64, "%s", b ? b : "");
 	strbuf key = STRBUF_INIT;
 	strbuf_puts(&key, build);

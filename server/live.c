@@ -131,7 +131,7 @@ static int validate(atlas_engine **out, const char *path, atlas_error *err)
 		return rc;
 	if ((rc = atlas_engine_verify(e, err)))
 		goto close_engine;
-	if (atlas_engine_ndocs(e) < 1 || !atlas_engine_meta(e, "build_id")) {
+	if (atlas_engine_ndocs(e) < 1 || !atlas_engine_meta(e, ATLAS_META_BUILD_ID)) {
 		rc = atlas_error_set(err, ATLAS_ESCHEMA, "%s: no pages or no build id in the index",
 				     path);
 		goto close_engine;
@@ -162,7 +162,7 @@ static atlas_engine *warm_engine(const char *path, const char *build)
 	atlas_error err = { 0, "" };
 	if (atlas_engine_open(&e, path, &err))
 		return NULL;
-	const char *b = atlas_engine_meta(e, "build_id");
+	const char *b = atlas_engine_meta(e, ATLAS_META_BUILD_ID);
 	if (!b || strcmp(b, build) != 0 || atlas_engine_ndocs(e) < 1) {
 		atlas_engine_free(e);
 		return NULL;
@@ -257,13 +257,13 @@ static void meta_copy(char *buf, size_t cap, const atlas_engine *e, const char *
 static void info_from_engine(live_info *info, const atlas_engine *e)
 {
 	const char *v;
-	meta_copy(info->build_id, sizeof(info->build_id), e, "build_id");
-	meta_copy(info->built_at, sizeof(info->built_at), e, "built_at");
-	v = atlas_engine_meta(e, "built_at_unix");
+	meta_copy(info->build_id, sizeof(info->build_id), e, ATLAS_META_BUILD_ID);
+	meta_copy(info->built_at, sizeof(info->built_at), e, ATLAS_META_BUILT_AT);
+	v = atlas_engine_meta(e, ATLAS_META_BUILT_AT_UNIX);
 	info->built_at_unix = v ? atoll(v) : 0;
-	v = atlas_engine_meta(e, "pages");
+	v = atlas_engine_meta(e, ATLAS_META_PAGES);
 	info->pages = v ? atoi(v) : atlas_engine_ndocs(e);
-	v = atlas_engine_meta(e, "schema_version");
+	v = atlas_engine_meta(e, ATLAS_META_SCHEMA_VERSION);
 	info->schema_version = v ? atoi(v) : 0;
 }
 

@@ -14,7 +14,6 @@
 static const char *const search_names[] = { "q", "limit", "offset", "page", "hitsPerPage", "type",
 					    "topic", "sort", "correct", NULL };
 static const char *const next_names[] = { "path", "guide", "seen", "limit", NULL };
-static const char *const type_names[SEARCH_TYPES_MAX] = { "explainer", "guide", "topic", "page" };
 
 /* Sets *pe to a 400 with code and a printf-style message. Returns -1. */
 static int refuse(param_error *pe, const char *code, const char *fmt, ...)
@@ -247,7 +246,7 @@ static int parse_types(search_request *sr, const params *ps, param_error *pe)
 			const char *comma = memchr(s, ',', (size_t)(end - s));
 			size_t n = (size_t)((comma ? comma : end) - s);
 			int k = 0;
-			while (k < SEARCH_TYPES_MAX && (strlen(type_names[k]) != n || memcmp(type_names[k], s, n)))
+			while (k < SEARCH_TYPES_MAX && (strlen(atlas_page_type_names[k]) != n || memcmp(atlas_page_type_names[k], s, n)))
 				k++;
 			if (n && k == SEARCH_TYPES_MAX)
 				return refuse(pe, "bad_parameter",
@@ -260,7 +259,7 @@ static int parse_types(search_request *sr, const params *ps, param_error *pe)
 	}
 	for (int k = 0; k < SEARCH_TYPES_MAX; k++)
 		if (want[k])
-			sr->types[sr->ntypes++] = type_names[k];
+			sr->types[sr->ntypes++] = atlas_page_type_names[k];
 	return 0;
 }
 

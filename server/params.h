@@ -10,11 +10,12 @@
 #include <microhttpd.h>
 
 #include "engine.h"
+#include "schema.h"
 #include "server.h"
 #include "strbuf.h"
 
 #define PARAMS_MAX 64            /* parameters read from one request; more is a 400 */
-#define SEARCH_TYPES_MAX 4       /* the known page types */
+#define SEARCH_TYPES_MAX ATLAS_TYPE_COUNT /* the known page types */
 #define SEARCH_TOPICS_MAX 16     /* topics one search may filter by */
 
 /* One name=value pair; both owned by whoever filled the params (MHD, or a cJSON tree). */

@@ -21,12 +21,12 @@ static int is_empty(const page *p)
 	return memcmp(p, &zero, sizeof(zero)) == 0;
 }
 
-static void check_page(const uint8_t *data, size_t size, const page *p, enum page_type type)
+static void check_page(const uint8_t *data, size_t size, const page *p, enum atlas_page_type type)
 {
 	if (!p->file || !p->title || !p->description || !p->lastmod)
 		fuzz_fail(data, size, "parsed %s page lacks file, title, description or lastmod",
-			  page_type_names[type]);
-	if (type == PAGE_SITE && (!p->path || p->path[0] != '/'))
+			  atlas_page_type_names[type]);
+	if (type == ATLAS_TYPE_PAGE && (!p->path || p->path[0] != '/'))
 		fuzz_fail(data, size, "parsed site page without a path starting with '/'");
 	if (p->nsecs < 1 || !p->secs)
 		fuzz_fail(data, size, "parsed page without its lead section");
@@ -52,7 +52,7 @@ static void check_page(const uint8_t *data, size_t size, const page *p, enum pag
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const enum page_type types[] = { PAGE_EXPLAINER, PAGE_GUIDE, PAGE_SITE };
+	static const enum atlas_page_type types[] = { ATLAS_TYPE_EXPLAINER, ATLAS_TYPE_GUIDE, ATLAS_TYPE_PAGE };
 #ifdef FUZZ_CORPUS_NUL_TERMINATED
 	char *copy = malloc(size + 1);
 	if (!copy)
@@ -78,10 +78,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else if (rc == -1) {
 			if (d.errors < 1)
 				fuzz_fail(data, size, "page_parse failed as %s without recording an error",
-					  page_type_names[types[t]]);
+					  atlas_page_type_names[types[t]]);
 			if (!is_empty(&p))
 				fuzz_fail(data, size, "page_parse failed as %s but left the page non-empty",
-					  page_type_names[types[t]]);
+					  atlas_page_type_names[types[t]]);
 		} else
 			fuzz_fail(data, size, "page_parse returned %d", rc);
 		for (int i = 0; i < d.n; i++)

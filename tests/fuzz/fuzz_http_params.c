@@ -215,8 +215,7 @@ static void do_search(atlas_engine *e, const request *rq, const uint8_t *data, s
 	p.no_correct = strcmp(correct, "false") == 0;
 	if (arg_text(rq, "q", q, QUERY_MAX) || arg_number(rq, "limit", &p.limit) ||
 	    arg_number(rq, "offset", &p.offset) || arg_text(rq, "type", type, sizeof(type) - 1) ||
-	    (type[0] && strcmp(type, "explainer") && strcmp(type, "guide") && strcmp(type, "topic") &&
-	     strcmp(type, "page")) ||
+	    (type[0] && atlas_page_type_of(type) == ATLAS_TYPE_OTHER) ||
 	    arg_text(rq, "topic", topic, QUERY_MAX)) {
 		outcome("search", "400 (rejected by the server's argument checks)");
 		return;

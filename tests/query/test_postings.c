@@ -43,7 +43,7 @@ static void compare(atlas_engine *held, atlas_engine *fts, const char *q)
 	static const atlas_search_params variants[] = {
 	    {NULL, 10, 0, NULL, NULL, false, false},
 	    {NULL, 20, 5, NULL, NULL, false, false},
-	    {NULL, 10, 0, "explainer", NULL, true, false},
+	    {NULL, 10, 0, ATLAS_TYPE_NAME_EXPLAINER, NULL, true, false},
 	    {NULL, 5, 0, NULL, "systems", false, false},
 	    {NULL, 10, 0, NULL, NULL, false, true},
 	};

@@ -1,0 +1,33 @@
+/* vocab_tables.h - the vocab and stems tables: the corpus's words and stems with their counts, kept
+ * sorted in memory while the read-next thread works, then written in key order. */
+#ifndef ATLAS_VOCAB_TABLES_H
+#define ATLAS_VOCAB_TABLES_H
+
+#include <sqlite3.h>
+
+#include "error.h"
+#include "strmap.h"
+
+/* One row of vocab (term, df, cf) or of stems (stem, df; cf unused). */
+typedef struct vocab_row {
+	char *term;
+	int df, cf;
+} vocab_row;
+
+/* Copies the keys of m with their counts (df[value], and cf[value] when cf is not NULL) into a new
+ * array *rows (*n of them, owned by the caller: vocab_rows_free), sorted by key: appending to a
+ * B-tree in key order costs far less than inserting at random places. Returns 0, or ATLAS_ENOMEM
+ * with err naming what (e.g. "the vocabulary"); the rows kept so far stay for the caller to free. */
+int vocab_rows_sorted(vocab_row **rows, int *n, const strmap *m, const int *df, const int *cf,
+		      const char *what, atlas_error *err);
+
+/* Writes vocab[0..nvocab) into the vocab table of db and stems[0..nstems) into its stems table
+ * (atlas_schema_signals_sql), within the caller's transaction; path names db in messages. Returns
+ * 0, or an ATLAS_E* code with err set (atlas_sql_error). */
+int vocab_rows_write(sqlite3 *db, const char *path, const vocab_row *vocab, int nvocab,
+		     const vocab_row *stems, int nstems, atlas_error *err);
+
+/* Frees rows[0..n) and the array. Accepts NULL. */
+void vocab_rows_free(vocab_row *rows, int n);
+
+#endif

@@ -37,8 +37,9 @@ static void report(const char *what, double *t, int n)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: bench_query INDEX QUERIES.tsv [ROUNDS [fts5]]\n"
+		fprintf(stderr, "usage: bench_query INDEX QUERIES.tsv [ROUNDS [fts5|table]]\n"
 				"  fts5: search through FTS5 even when the postings could be held in memory\n"
+				"  table: through the postings table (atlas_engine_read_postings_table) instead\n"
 				"  QUERIES.tsv: one query per line in its first tab-separated column ('#' comments)\n");
 		return 2;
 	}
@@ -53,7 +54,12 @@ int main(int argc, char **argv)
 	}
 	double held_at = now_us();
 	bool fts5 = argc > 4 && strcmp(argv[4], "fts5") == 0;
-	if (!fts5 && atlas_engine_hold_postings(e, &err)) {
+	bool table = argc > 4 && strcmp(argv[4], "table") == 0;
+	if (table && atlas_engine_read_postings_table(e, &err)) {
+		fprintf(stderr, "bench_query: %s\n", err.msg);
+		return 1;
+	}
+	if (!fts5 && !table && atlas_engine_hold_postings(e, &err)) {
 		fprintf(stderr, "bench_query: %s\n", err.msg);
 		return 1;
 	}

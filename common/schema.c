@@ -66,6 +66,9 @@ const char atlas_schema_sql[] =
 	"CREATE VIRTUAL TABLE fts USING fts5(title, keywords, headings, description, body, defs,"
 	" content='', tokenize='atlas');\n"
 	ATLAS_SCHEMA_FIELDS_SQL
+	/* Atlas's own postings of each term of fts: its page count and its pages with their matches
+	 * per column, by blocks with each block's largest BM25F frequency (common/blockpost.h) */
+	"CREATE TABLE postings(term TEXT PRIMARY KEY, df INTEGER NOT NULL, blocks BLOB NOT NULL);\n"
 	/* the taxonomy: one row per topic path, parent NULL at the top */
 	"CREATE TABLE topics(path TEXT PRIMARY KEY, parent TEXT, title TEXT NOT NULL,"
 	" description TEXT NOT NULL, ord INTEGER NOT NULL, doc_id INTEGER);\n"

@@ -21,6 +21,7 @@
 #include "anchor.h"
 #include "compress.h"
 #include "fields_index.h"
+#include "postings_index.h"
 #include "schema.h"
 #include "signals.h"
 #include "spans.h"
@@ -843,6 +844,13 @@ static int optimize_fts(writer *w, const corpus *c, build_stats *stats)
 	return 0;
 }
 
+/* Atlas's own postings of every term, from the merged fts table (indexer/postings_index.h). */
+static int write_postings(writer *w, const corpus *c, build_stats *stats)
+{
+	(void)stats;
+	return postings_index_write(w->db, c->npages, w->err);
+}
+
 static int compact(writer *w, const corpus *c, build_stats *stats)
 {
 	(void)c;
@@ -945,6 +953,7 @@ int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_mem
 		{ "synonyms", write_synonyms },
 		/* the work that needs no read-next rows, done before waiting for them */
 		{ "optimize", optimize_fts },
+		{ "postings", write_postings },
 		{ "page sources", write_extra },
 		{ "integrity check", check_written },
 		{ "vocabulary, read-next signals, fields and titles indexes", write_signals },

@@ -16,6 +16,8 @@
 #include "analyzer.h"
 #include "anchor.h"
 #include "engine_internal.h"
+#include "blockmax.h"
+#include "blockpost.h"
 #include "image.h"
 #include "next.h"
 #include "postings.h"
@@ -471,16 +473,8 @@ static int load_col_sizes(atlas_engine *e, atlas_error *err)
 		const unsigned char *p = sqlite3_column_blob(st, 1), *end = p + sqlite3_column_bytes(st, 1);
 		if (id < 1 || id > e->ndocs || !p)
 			continue;
-		int v[FTS_NCOLS], c = 0;
-		while (c < FTS_NCOLS && p < end) {
-			unsigned x = 0;
-			int k = 0;
-			do
-				x = (x << 7) | (*p & 0x7f);
-			while ((*p++ & 0x80) && p < end && ++k < 4);
-			v[c++] = (int)(x & 0x7fffffff);
-		}
-		if (c == FTS_NCOLS) {
+		int v[FTS_NCOLS];
+		if (!blockpost_docsize(p, (int)(end - p), v)) {
 			memcpy(e->col_sizes + (id - 1) * FTS_NCOLS, v, sizeof(v));
 			complete++;
 		}
@@ -857,6 +851,13 @@ fail:
 	return rc ? rc : ATLAS_ESQL;
 }
 
+int atlas_engine_read_postings_table(atlas_engine *e, atlas_error *err)
+{
+	if (e->blockmax || !e->rec.sizes)
+		return 0;
+	return blockmax_new(&e->blockmax, e->db, e->rec.sizes, e->rec.avg, e->ndocs, err);
+}
+
 int atlas_engine_hold_postings(atlas_engine *e, atlas_error *err)
 {
 	index_image *im = e->image;
@@ -882,6 +883,7 @@ void atlas_engine_free(atlas_engine *e)
 	if (!e)
 		return;
 	postings_query_free(e->postings);
+	blockmax_free(e->blockmax);
 	sqlite3_finalize(e->st_match);
 	sqlite3_finalize(e->st_stem_df);
 	sqlite3_finalize(e->st_match_fields);

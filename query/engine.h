@@ -202,6 +202,15 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err);
  * set (the engine still searches, through FTS5). */
 int atlas_engine_hold_postings(atlas_engine *e, atlas_error *err);
 
+/* Makes the engine evaluate the whole-pages expressions it does not hold over the postings table
+ * (blockmax.h) when each of their phrases is one term, instead of through FTS5, with the same
+ * results: the rows and scores come from the table, and the positions the boosts of the pages
+ * that could be shown and their snippets need are then read through FTS5 one page at a time.
+ * Not the default: those reads cost more than the walk saves (docs/BENCHMARKS.md). Returns 0, or
+ * ATLAS_ENOMEM or ATLAS_ESQL with err set (the engine still searches, through FTS5); a no-op
+ * without column sizes. */
+int atlas_engine_read_postings_table(atlas_engine *e, atlas_error *err);
+
 /* Checks every page of the index (PRAGMA quick_check; milliseconds for the real corpus). Returns 0
  * or ATLAS_ESCHEMA with the first problem in err. For a server about to switch to a new file. */
 int atlas_engine_verify(atlas_engine *e, atlas_error *err);

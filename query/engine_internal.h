@@ -131,6 +131,7 @@ struct atlas_engine {
 	int nsections;
 	match_record rec;       /* atlas_rank's matches of the current query */
 	struct postings_query *postings; /* searches over the held full-text index, or NULL (postings.h) */
+	struct blockmax *blockmax; /* the postings table read (atlas_engine_read_postings_table), or NULL */
 	int *col_sizes;         /* tokens per fts column of every page, for atlas_rank */
 	/* per-query scratch, sized ndocs */
 	unsigned *mark;

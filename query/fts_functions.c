@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rank.h"
 #include "schema.h"
+#include "rank.h"
 
 /**************************************************************************************************
 ** The match record.
@@ -45,11 +45,6 @@ static int record_inst(match_record *r, int phrase, int col, int off)
 ** Scoring a row.
 */
 
-static const double rank_weight[FTS_NCOLS] = { RANK_W_TITLE, RANK_W_KEYWORDS, RANK_W_HEADINGS,
-					       RANK_W_DESCRIPTION, RANK_W_BODY, RANK_W_DEFS };
-static const double rank_b[FTS_NCOLS] = { RANK_BM25_B, RANK_BM25_B, RANK_BM25_B_LONG, RANK_BM25_B_LONG,
-					  RANK_BM25_B_LONG, RANK_BM25_B_DEFS };
-
 void rank_row_begin(rank_row *r, match_record *rec, const int *len, const double *avg)
 {
 	r->rec = rec;
@@ -86,10 +81,7 @@ void rank_row_phrase_end(rank_row *r, int p)
 		if (r->tf[FTS_KEYWORDS])
 			rec->row_keywords |= bit;
 	}
-	double t = 0;
-	for (int c = 0; c < FTS_NCOLS; c++)
-		if (r->tf[c])
-			t += rank_weight[c] * r->tf[c] / (1.0 - rank_b[c] + rank_b[c] * r->len[c] / r->avg[c]);
+	double t = rank_bm25f_tf(r->tf, r->len, r->avg);
 	double idf = p < rec->nidf ? rec->idf[p] : 1.0;
 	r->score += idf * t * (RANK_BM25_K1 + 1.0) / (t + RANK_BM25_K1);
 	memset(r->tf, 0, sizeof(r->tf));

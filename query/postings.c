@@ -371,6 +371,25 @@ static char *unquote(const char *alt, size_t *n, bool *prefix)
 	return s;
 }
 
+int postings_alt_term(atlas_analyzer *a, const char *alt, char *term, int cap)
+{
+	size_t n = 0;
+	bool prefix = false;
+	phrase_tokens x = {0};
+	char *text = unquote(alt, &n, &prefix);
+	int len = -1;
+	if (text && !prefix &&
+	    atlas_analyze(a, FTS5_TOKENIZE_QUERY, text, (int)n, phrase_token, &x) == SQLITE_OK &&
+	    !x.bad && x.ntok == 1 && x.n[0] < cap) {
+		memcpy(term, x.text, (size_t)x.n[0]);
+		term[x.n[0]] = '\0';
+		len = x.n[0];
+	}
+	free(x.text);
+	free(text);
+	return len;
+}
+
 int postings_query_new(postings_query **out, const atlas_postings *p)
 {
 	*out = NULL;

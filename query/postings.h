@@ -54,6 +54,11 @@ void postings_reset(postings_query *q);
 int postings_add(postings_query *q, atlas_analyzer *a, const char *alt, unsigned colmask, int group,
 		 bool negated);
 
+/* The one term alt (an FTS5 string, as postings_add takes it) stands for: its single token as a
+ * analyzes a query's string, copied to term[0..cap) NUL-terminated. Returns its length, or -1
+ * when alt is a prefix, not one quoted string, or not exactly one token that fits. */
+int postings_alt_term(atlas_analyzer *a, const char *alt, char *term, int cap);
+
 /* Called for each row the expression matches, in rowid order, with the record's row_* set and
  * the row's score. */
 typedef void (*postings_row_fn)(void *ctx, sqlite3_int64 rowid, double score);

@@ -181,4 +181,23 @@ static inline void next_weights_defaults(double *w)
 }
 #endif
 
+#ifdef ATLAS_SCHEMA_H
+/* BM25F's frequency of one phrase in a row: over the columns holding it, the column's weight times
+ * its matches tf[c], normalized by the column's length len[c] against the average avg[c]. The
+ * phrase then adds idf x t x (k1 + 1) / (t + k1) to the row's bm25 (query/fts_functions.c); the
+ * indexer keeps the largest t of each block of a term's postings (common/blockpost.h). */
+static inline double rank_bm25f_tf(const int *tf, const int *len, const double *avg)
+{
+	static const double w[FTS_NCOLS] = { RANK_W_TITLE, RANK_W_KEYWORDS, RANK_W_HEADINGS,
+					     RANK_W_DESCRIPTION, RANK_W_BODY, RANK_W_DEFS };
+	static const double b[FTS_NCOLS] = { RANK_BM25_B, RANK_BM25_B, RANK_BM25_B_LONG,
+					     RANK_BM25_B_LONG, RANK_BM25_B_LONG, RANK_BM25_B_DEFS };
+	double t = 0;
+	for (int c = 0; c < FTS_NCOLS; c++)
+		if (tf[c])
+			t += w[c] * tf[c] / (1.0 - b[c] + b[c] * len[c] / avg[c]);
+	return t;
+}
+#endif
+
 #endif

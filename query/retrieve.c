@@ -74,20 +74,32 @@ static bool held_expression(atlas_engine *e, const plan *pl)
 	return true;
 }
 
+/* Where a whole-pages expression is evaluated: the postings held in memory (postings.h), the
+ * postings table (blockmax.h), or FTS5. */
+enum { SOURCE_FTS5, SOURCE_HELD, SOURCE_BLOCKS };
+
 /* Runs one MATCH expression over tier's table: the whole pages (fts), their important fields (the
  * fields table: the fts columns but body, same rowids and column order, so atlas_rank scores them
  * alike) or their titles (the titles table: the title column alone), scoring every row and keeping
  * what it matched; matches kept from a narrower tier are not all of the page's. With held, the
  * expression (whole pages only) is evaluated over the engine's postings instead, to the same rows,
- * scores and matches. Takes at most cap rows from SQLite (the held postings, small, are taken
+ * scores and matches; from the postings table (source SOURCE_BLOCKS), to the same rows and scores,
+ * their matches' positions read later for the pages that need them (ensure_recorded). Takes at
+ * most cap rows from SQLite or the postings table (the held postings, small, are taken
  * whole). Adds to *rows the rows seen. Returns 0 or ATLAS_ESQL. */
-static int run_match(atlas_engine *e, const char *expr, bool strict, match_tier tier, bool held,
+static int run_match(atlas_engine *e, const char *expr, bool strict, match_tier tier, int source,
 		     long cap, int *rows, atlas_error *err)
 {
 	row_sink sink = { e, strict, tier, 0 };
-	if (held && tier == TIER_PAGES && postings_run(e->postings, &e->rec, strict, take_row, &sink) >= 0) {
+	if (source == SOURCE_HELD && tier == TIER_PAGES &&
+	    postings_run(e->postings, &e->rec, strict, take_row, &sink) >= 0) {
 		*rows += sink.rows;
 		return 0;
+	}
+	if (source == SOURCE_BLOCKS && tier == TIER_PAGES) {
+		int rc = blocks_run(e, strict, cap, take_row, &sink, err);
+		*rows += sink.rows;
+		return rc;
 	}
 	sqlite3_stmt *st = tier == TIER_TITLES ? e->st_match_titles
 			   : tier == TIER_FIELDS ? e->st_match_fields
@@ -408,7 +420,7 @@ int retrieve(atlas_engine *e, plan *pl, const atlas_search_params *p, const atla
 	e->rec.ninst = 0;
 	memcpy(e->rec.idf, pl->idf, sizeof(pl->idf));
 	e->rec.nidf = pl->nidf;
-	bool held = held_expression(e, pl);
+	int source = held_expression(e, pl) ? SOURCE_HELD : blocks_expression(e, pl) ? SOURCE_BLOCKS : SOURCE_FTS5;
 	const char *titled[2] = { strbuf_str(&pl->titles_strict), strbuf_str(&pl->titles_relaxed) };
 	/* a narrower table's NOT leaves out only the pages whose titles or fields hold the word: the
 	 * pages holding it anywhere are found first and left out of every step */
@@ -429,7 +441,7 @@ int retrieve(atlas_engine *e, plan *pl, const atlas_search_params *p, const atla
 			steps++;
 			pl->work.postings += pl->step_cost;
 			nrows = 0;
-			rc = run_match(e, tier == TIER_TITLES ? titled[pass] : passes[pass], pass == 0, tier, held,
+			rc = run_match(e, tier == TIER_TITLES ? titled[pass] : passes[pass], pass == 0, tier, source,
 				       pl->budget.candidates - pl->work.candidates, &nrows, err);
 			pl->work.candidates += nrows;
 			if (nrows >= pl->budget.candidates - (pl->work.candidates - nrows))

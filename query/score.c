@@ -414,6 +414,9 @@ void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t show
 		if (nh == cap && rk[i].score * most < heap[0])
 			continue;
 		c->path = path_match(pl, &e->docs[rk[i].doc]);
+		/* pages from the postings table come without positions (an engine reading it) */
+		if (e->blockmax)
+			ensure_recorded(e, rk[i].doc, pl);
 		c->proximity = proximity_of(e, pl, c);
 		c->heading = heading_match(e, pl, c, rk[i].doc);
 		c->score *= (1 + RANK_PATH_WORDS * c->path) * (1 + RANK_PROXIMITY * c->proximity) *

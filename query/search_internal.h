@@ -128,6 +128,19 @@ bool prefix_only(const plan *pl, const candidate *c);
 int cmp_ranked(const void *a, const void *b, void *ctx);
 /* Newest first (lastmod), then as cmp_ranked. */
 int cmp_lastmod(const void *a, const void *b, void *ctx);
+/* Makes sure the matches of page d are in the match record: the candidate pass keeps them unless
+ * the record was full, the pass read only some fields or the pages came from the postings table
+ * (which holds no positions); then one query on that page alone (snippet.c). */
+void ensure_recorded(atlas_engine *e, int d, const plan *pl);
+/* Whether the plan's whole-pages expressions are evaluated over the postings table: each phrase a
+ * single term (no prefix), added to the engine's blockmax in the order build_expressions writes
+ * them, one group per term (retrieve_blocks.c). */
+bool blocks_expression(atlas_engine *e, const plan *pl);
+/* Gives take every row the expression blocks_expression set up matches (every group's, when
+ * strict), in row order, at most cap, scored and with the match record's row_* set as atlas_rank
+ * would, the positions unrecorded. Returns 0 or ATLAS_EINVAL (a malformed block) with err set. */
+int blocks_run(atlas_engine *e, bool strict, long cap, void (*take)(void *, sqlite3_int64, double),
+	       void *ctx, atlas_error *err);
 /* Applies the path, proximity and heading boosts to the ranked pages rk[0..n), whose first shown
  * are the best by score, sorted, and to each other page that could pass the shown ones. */
 void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t shown);

@@ -133,9 +133,7 @@ static bool render_snippet(strbuf *sb, const char *text, int ntext, const atlas_
 	return true;
 }
 
-/* Makes sure the matches of page d are in the match record: the candidate pass keeps them unless
- * the record was full or the pass read only some fields; then one query on that page alone. */
-static void ensure_recorded(atlas_engine *e, int d, const plan *pl)
+void ensure_recorded(atlas_engine *e, int d, const plan *pl)
 {
 	candidate *c = &e->cand[d];
 	if (c->inst_n >= 0)

@@ -1,6 +1,6 @@
-/* test_postings.c - an engine holding the index's postings in memory answers every search exactly
- * as one that asks FTS5: the same JSON body (took_ms aside) for the relevance queries, every
- * prefix of their last words, and queries written to reach each part of the expressions (phrases,
+/* test_postings.c - an engine holding the index's postings in memory, and one reading the postings
+ * table (atlas_engine_read_postings_table), answer every search exactly as one that asks FTS5: the
+ * same JSON body (took_ms aside) for the relevance queries, every prefix of their last words, and queries written to reach each part of the expressions (phrases,
  * identifiers, negation, prefixes, column-limited completions, filters, pages past the first).
  *
  * usage: test_postings INDEX QUERIES.tsv */
@@ -12,6 +12,7 @@
 #include "check.h"
 #include "engine.h"
 #include "engine_internal.h"
+#include "blockmax.h"
 #include "json.h"
 
 /* The body of a search, without took_ms; NULL (and a failure) when the search fails. */
@@ -65,6 +66,15 @@ static void compare(atlas_engine *held, atlas_engine *fts, const char *q)
 	}
 }
 
+static atlas_engine *own;
+
+/* Compares the held engine's and the postings table's engine's answers with FTS5's. */
+static void compare_all(atlas_engine *held, atlas_engine *fts, const char *q)
+{
+	compare(held, fts, q);
+	compare(own, fts, q);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -74,12 +84,14 @@ int main(int argc, char **argv)
 	atlas_engine *held = NULL, *fts = NULL;
 	atlas_error err = {0, ""};
 	if (atlas_engine_open(&held, argv[1], &err) || atlas_engine_open(&fts, argv[1], &err) ||
-	    atlas_engine_hold_postings(held, &err)) {
+	    atlas_engine_open(&own, argv[1], &err) || atlas_engine_hold_postings(held, &err) ||
+	    atlas_engine_read_postings_table(own, &err)) {
 		printf("FAIL  cannot open %s: %s\n", argv[1], err.msg);
 		return 1;
 	}
-	CHECK(held->postings && !fts->postings,
-	      "the first engine holds the real corpus's postings, the second not");
+	CHECK(held->postings && !fts->postings && !own->postings && own->blockmax && !fts->blockmax,
+	      "the first engine holds the real corpus's postings, the others not; the third reads the "
+	      "postings table");
 	static const char *const written[] = {
 	    "\"consistent hashing\"",
 	    "cache -redis",
@@ -120,7 +132,7 @@ int main(int argc, char **argv)
 	    "GIL",
 	};
 	for (size_t i = 0; i < sizeof(written) / sizeof(*written); i++)
-		compare(held, fts, written[i]);
+		compare_all(held, fts, written[i]);
 	FILE *f = fopen(argv[2], "r");
 	if (!f) {
 		printf("FAIL  cannot read %s\n", argv[2]);
@@ -132,7 +144,7 @@ int main(int argc, char **argv)
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
 		line[strcspn(line, "\t\n")] = '\0';
-		compare(held, fts, line);
+		compare_all(held, fts, line);
 		nq++;
 		/* the last word as it is typed, letter by letter */
 		char *last = strrchr(line, ' ');
@@ -141,13 +153,14 @@ int main(int argc, char **argv)
 		for (size_t k = 1; k < full; k++) {
 			char saved = last[k];
 			last[k] = '\0';
-			compare(held, fts, line);
+			compare_all(held, fts, line);
 			last[k] = saved;
 		}
 	}
 	fclose(f);
 	atlas_engine_free(held);
 	atlas_engine_free(fts);
+	atlas_engine_free(own);
 	printf("%d queries of the file\n", nq);
 	return check_done("test_postings");
 }

@@ -59,6 +59,7 @@ void rank_row_begin(rank_row *r, match_record *rec, const int *len, const double
 	r->recorded = true;
 	memset(r->tf, 0, sizeof(r->tf));
 	r->any = false;
+	r->word_matched = false;
 	rec->row_phrases = rec->row_title = rec->row_keywords = 0;
 	rec->row_start = rec->ninst;
 }
@@ -86,8 +87,13 @@ void rank_row_phrase_end(rank_row *r, int p)
 		if (r->tf[FTS_KEYWORDS])
 			rec->row_keywords |= bit;
 	}
+	if (p >= rec->word_from && p < rec->complete_from)
+		r->word_matched = true;
+	/* a completion adds nothing to a row holding the word itself: the word typed, not a longer
+	 * word that starts with it (the "pathname" inside "GetFullPathName"), is what it matched */
+	bool completion = p >= rec->complete_from && p < rec->complete_to;
 	double t = 0;
-	for (int c = 0; c < FTS_NCOLS; c++)
+	for (int c = 0; c < FTS_NCOLS && !(completion && r->word_matched); c++)
 		if (r->tf[c])
 			t += rank_weight[c] * r->tf[c] / (1.0 - rank_b[c] + rank_b[c] * r->len[c] / r->avg[c]);
 	double idf = p < rec->nidf ? rec->idf[p] : 1.0;

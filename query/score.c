@@ -376,6 +376,20 @@ bool prefix_only(const plan *pl, const candidate *c)
 	return prefix_match(pl, c) == PREFIX_COMPLETION;
 }
 
+bool prefix_word_leads(const plan *pl)
+{
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated || t->stop || !t->prefix || t->prefix_from == 0)
+			continue;
+		for (int k = t->prefix_from; k < t->nalts; k++)
+			if (t->alt_idf[k] / RANK_PREFIX_ONLY < t->alt_idf[0])
+				return false;
+		return true;
+	}
+	return false;
+}
+
 bool prefix_exact(const plan *pl, const candidate *c)
 {
 	return prefix_match(pl, c) == PREFIX_EXACT;

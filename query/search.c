@@ -242,9 +242,11 @@ static void rank_candidates(atlas_results *res, atlas_engine *e, const plan *pl,
 	}
 	order_touched(e);
 	/* a page matched by a completion alone ranks below the pages of the word itself, when any
-	 * passes the filters and the query has no other content word (rank.h: RANK_PREFIX_ONLY) */
+	 * passes the filters, the query has no other content word and the word is on at least as
+	 * many pages as each completion (rank.h: RANK_PREFIX_ONLY) */
 	bool exact_found = false;
-	for (int i = 0; i < e->ntouched && !exact_found && pl->npositive == 1; i++) {
+	bool tiered = pl->npositive == 1 && prefix_word_leads(pl);
+	for (int i = 0; i < e->ntouched && !exact_found && tiered; i++) {
 		int d = e->touched[i];
 		exact_found = type_passes(p, m, &e->docs[d]) && topic_passes(p, m, &e->docs[d]) &&
 			      prefix_exact(pl, &e->cand[d]);

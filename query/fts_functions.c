@@ -54,6 +54,7 @@ void rank_row_begin(rank_row *r, match_record *rec, const int *len, const double
 	r->recorded = true;
 	memset(r->tf, 0, sizeof(r->tf));
 	r->any = false;
+	r->word_matched = false;
 	rec->row_phrases = rec->row_title = rec->row_keywords = 0;
 	rec->row_start = rec->ninst;
 }
@@ -81,7 +82,12 @@ void rank_row_phrase_end(rank_row *r, int p)
 		if (r->tf[FTS_KEYWORDS])
 			rec->row_keywords |= bit;
 	}
-	double t = rank_bm25f_tf(r->tf, r->len, r->avg);
+	if (p >= rec->word_from && p < rec->complete_from)
+		r->word_matched = true;
+	/* a completion adds nothing to a row holding the word itself: the word typed, not a longer
+	 * word that starts with it (the "pathname" inside "GetFullPathName"), is what it matched */
+	bool completion = p >= rec->complete_from && p < rec->complete_to;
+	double t = completion && r->word_matched ? 0 : rank_bm25f_tf(r->tf, r->len, r->avg);
 	double idf = p < rec->nidf ? rec->idf[p] : 1.0;
 	r->score += idf * t * (RANK_BM25_K1 + 1.0) / (t + RANK_BM25_K1);
 	memset(r->tf, 0, sizeof(r->tf));

@@ -41,6 +41,10 @@ typedef struct match_record {
 	/* set by the engine before each query: the IDF of each phrase of the expression */
 	double idf[FTS_MAX_PHRASES];
 	int nidf;
+	/* phrases [word_from, complete_from) are the word being typed itself, [complete_from,
+	 * complete_to) its completions: a row that matches the word itself gets nothing for its
+	 * completions (all 0: no such word) */
+	int word_from, complete_from, complete_to;
 } match_record;
 
 /* One row being scored (BM25F over the weighted columns, rank.h's constants, the record's IDFs)
@@ -56,6 +60,7 @@ typedef struct rank_row {
 	double score;
 	int tf[FTS_NCOLS];         /* the current phrase's matches per column */
 	bool any, recorded;
+	bool word_matched;         /* a phrase of the word being typed itself matched the row */
 } rank_row;
 
 void rank_row_begin(rank_row *r, match_record *rec, const int *len, const double *avg);

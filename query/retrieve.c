@@ -420,6 +420,9 @@ int retrieve(atlas_engine *e, plan *pl, const atlas_search_params *p, const atla
 	e->rec.ninst = 0;
 	memcpy(e->rec.idf, pl->idf, sizeof(pl->idf));
 	e->rec.nidf = pl->nidf;
+	e->rec.word_from = pl->word_from;
+	e->rec.complete_from = pl->complete_from;
+	e->rec.complete_to = pl->complete_to;
 	int source = held_expression(e, pl) ? SOURCE_HELD : blocks_expression(e, pl) ? SOURCE_BLOCKS : SOURCE_FTS5;
 	const char *titled[2] = { strbuf_str(&pl->titles_strict), strbuf_str(&pl->titles_relaxed) };
 	/* a narrower table's NOT leaves out only the pages whose titles or fields hold the word: the

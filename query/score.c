@@ -70,6 +70,11 @@ void term_weights(atlas_engine *e, plan *pl)
 		if (!pl->est_df || work < pl->est_df)
 			pl->est_df = work ? work : 1;
 		int any_df = 0;
+		if (t->prefix && t->prefix_from > 0 && pl->nidf + t->nalts <= FTS_MAX_PHRASES) {
+			pl->word_from = pl->nidf;
+			pl->complete_from = pl->nidf + t->prefix_from;
+			pl->complete_to = pl->nidf + t->nalts;
+		}
 		for (int k = 0; k < t->nalts; k++) {
 			/* the alternative's own rarity: its least frequent word */
 			const char *a = t->alts[k] + 1;
@@ -337,8 +342,11 @@ double coverage_of(const plan *pl, candidate *c)
 	return all > 0 ? got / all : 1.0;
 }
 
-/* Whether a candidate matched only through the prefix alternative of the prefix word. */
-bool prefix_only(const plan *pl, const candidate *c)
+/* How candidate c matched the word being typed: PREFIX_NONE when the query has no such word
+ * (or only completions of it) or c matched neither it nor a completion, PREFIX_EXACT when c
+ * matched the word itself, PREFIX_COMPLETION when only a completion. */
+enum { PREFIX_NONE, PREFIX_EXACT, PREFIX_COMPLETION };
+static int prefix_match(const plan *pl, const candidate *c)
 {
 	int p = 0;
 	for (int i = 0; i < pl->nterms; i++) {
@@ -347,7 +355,7 @@ bool prefix_only(const plan *pl, const candidate *c)
 			continue;
 		if (t->prefix) {
 			if (t->prefix_from == 0)
-				return false; /* completions alone: no word itself to prefer */
+				return PREFIX_NONE; /* completions alone: no word itself to prefer */
 			bool exact = false, pre = false;
 			for (int k = 0; k < t->nalts && p + k < MAX_PHRASES; k++) {
 				bool m = c->phrases & ((sqlite3_int64)1 << (p + k));
@@ -356,17 +364,43 @@ bool prefix_only(const plan *pl, const candidate *c)
 				else
 					exact |= m;
 			}
-			return pre && !exact;
+			return exact ? PREFIX_EXACT : pre ? PREFIX_COMPLETION : PREFIX_NONE;
 		}
 		p += t->nalts;
 	}
+	return PREFIX_NONE;
+}
+
+bool prefix_only(const plan *pl, const candidate *c)
+{
+	return prefix_match(pl, c) == PREFIX_COMPLETION;
+}
+
+bool prefix_word_leads(const plan *pl)
+{
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated || t->stop || !t->prefix || t->prefix_from == 0)
+			continue;
+		for (int k = t->prefix_from; k < t->nalts; k++)
+			if (t->alt_idf[k] / RANK_PREFIX_ONLY < t->alt_idf[0])
+				return false;
+		return true;
+	}
 	return false;
+}
+
+bool prefix_exact(const plan *pl, const candidate *c)
+{
+	return prefix_match(pl, c) == PREFIX_EXACT;
 }
 
 int cmp_ranked(const void *a, const void *b, void *ctx)
 {
 	const ranked *x = a, *y = b;
 	const atlas_engine *e = ctx;
+	if (x->tier != y->tier)
+		return x->tier < y->tier ? -1 : 1;
 	if (x->score != y->score)
 		return x->score > y->score ? -1 : 1;
 	return strcmp(e->docs[x->doc].path, e->docs[y->doc].path);
@@ -400,6 +434,13 @@ static void min_heap_down(double *h, int n, int i)
 	}
 }
 
+/* The order of (tier, score) as one number, greater first: a score of tier 0 as it is, one of
+ * tier 1 mapped into (-1, 0), below every score of tier 0 (scores are not negative). */
+static double rank_key(int tier, double score)
+{
+	return tier ? -1.0 / (1.0 + score) : score;
+}
+
 /* Applies the path and proximity boosts to the ranked pages rk[0..n), whose first shown are the
  * best by score, sorted: to those first, then to each other page that, boosted the most the two
  * can, would pass the least of the shown best boosted scores so far (a heap of them); the others
@@ -411,7 +452,7 @@ void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t show
 	int nh = 0, cap = shown < sizeof(heap) / sizeof(*heap) ? (int)shown : (int)(sizeof(heap) / sizeof(*heap));
 	for (int i = 0; i < n; i++) {
 		candidate *c = &e->cand[rk[i].doc];
-		if (nh == cap && rk[i].score * most < heap[0])
+		if (nh == cap && rank_key(rk[i].tier, rk[i].score * most) < heap[0])
 			continue;
 		c->path = path_match(pl, &e->docs[rk[i].doc]);
 		/* pages from the postings table come without positions (an engine reading it) */
@@ -422,13 +463,14 @@ void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t show
 		c->score *= (1 + RANK_PATH_WORDS * c->path) * (1 + RANK_PROXIMITY * c->proximity) *
 			    (1 + RANK_HEADING_MATCH * c->heading);
 		rk[i].score = c->score;
+		double key = rank_key(rk[i].tier, c->score);
 		if (nh < cap) {
-			heap[nh++] = c->score;
+			heap[nh++] = key;
 			if (nh == cap)
 				for (int k = nh / 2 - 1; k >= 0; k--)
 					min_heap_down(heap, nh, k);
-		} else if (c->score > heap[0]) {
-			heap[0] = c->score;
+		} else if (key > heap[0]) {
+			heap[0] = key;
 			min_heap_down(heap, nh, 0);
 		}
 	}

@@ -247,6 +247,16 @@ static void rank_candidates(atlas_results *res, atlas_engine *e, const plan *pl,
 		engine_normalize(e, &qs, pl->terms[i].correction ? pl->terms[i].correction : pl->terms[i].word, true);
 	}
 	order_touched(e);
+	/* a page matched by a completion alone ranks below the pages of the word itself, when any
+	 * passes the filters, the query has no other content word and the word is on at least as
+	 * many pages as each completion (rank.h: RANK_PREFIX_ONLY) */
+	bool exact_found = false;
+	bool tiered = pl->npositive == 1 && prefix_word_leads(pl);
+	for (int i = 0; i < e->ntouched && !exact_found && tiered; i++) {
+		int d = e->touched[i];
+		exact_found = type_passes(p, m, &e->docs[d]) && topic_passes(p, m, &e->docs[d]) &&
+			      prefix_exact(pl, &e->cand[d]);
+	}
 	for (int i = 0; i < e->ntouched; i++) {
 		int d = e->touched[i];
 		candidate *c = &e->cand[d];
@@ -258,7 +268,7 @@ static void rank_candidates(atlas_results *res, atlas_engine *e, const plan *pl,
 			continue;
 		double score = score_candidate(pl, c, doc, strbuf_str(&qs));
 		res->total_all += c->strict || pl->npositive <= 1;
-		rk[(*nrk)++] = (ranked){ d, score };
+		rk[(*nrk)++] = (ranked){ d, score, exact_found && prefix_only(pl, c) };
 	}
 	strbuf_free(&qs);
 }

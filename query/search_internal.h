@@ -59,6 +59,9 @@ typedef struct plan {
 	bool no_correct;         /* atlas_search_params.no_correct: words are searched as typed */
 	double idf[FTS_MAX_PHRASES]; /* IDF per phrase of the expressions, for atlas_rank */
 	int nidf;
+	/* the phrases of the word being typed: itself [word_from, complete_from), its completions
+	 * [complete_from, complete_to) (match_record's) */
+	int word_from, complete_from, complete_to;
 	qterm terms[MAX_TERMS];  /* last: plan_init leaves them, new_term clears each one taken */
 } plan;
 
@@ -109,6 +112,9 @@ int retrieve(atlas_engine *e, plan *pl, const atlas_search_params *p, const atla
 typedef struct ranked {
 	int doc;
 	double score;
+	/* 1 when the page matched the word being typed only by a completion while other pages match
+	 * the word itself: ranked below every page of tier 0, whatever the scores */
+	int tier;
 } ranked;
 
 /* score.c */
@@ -124,7 +130,13 @@ void term_weights(atlas_engine *e, plan *pl);
 double coverage_of(const plan *pl, candidate *c);
 /* Whether a candidate matched only through the prefix alternative of the prefix word. */
 bool prefix_only(const plan *pl, const candidate *c);
-/* Best first by score, then by path (qsort_r order over ranked, ctx the engine). */
+/* Whether a candidate matched the word being typed itself (an alternative before its
+ * completions); false when the query has no such word. */
+bool prefix_exact(const plan *pl, const candidate *c);
+/* Whether the word being typed is on at least as many pages as each of its completions (by their
+ * IDFs): then the reader most likely typed the whole word. */
+bool prefix_word_leads(const plan *pl);
+/* Best first by tier, then score, then path (qsort_r order over ranked, ctx the engine). */
 int cmp_ranked(const void *a, const void *b, void *ctx);
 /* Newest first (lastmod), then as cmp_ranked. */
 int cmp_lastmod(const void *a, const void *b, void *ctx);

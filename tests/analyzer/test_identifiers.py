@@ -3,7 +3,10 @@
 its own (in prose, a heading or code), the mini corpus indexed with those pages, and the name
 searched typed four ways (as written, lowercase, capitals, with a typo); the page holding it must
 come first every time. Also: a plural acronym finds the pages of its singular, the singular those
-of its plural, and a compound is found by its parts written as prose.
+of its plural, and a compound is found by its parts written as prose. And the word being typed
+is completed below the word itself: with one page using a word, one using it only inside a
+compound identifier and one only a longer word that starts with it, the word typed four ways finds
+the page of the word itself first, the page of the longer word last.
 usage: test_identifiers.py ATLAS_INDEX ATLAS_QUERY MINI_CORPUS"""
 import json
 import os
@@ -67,6 +70,11 @@ def main():
              "## Fleet\n\nThe fleet runs GPUs and TPUs for LLMs all day.\n")
         page(corpus, "accelerators-singular", "Accelerator notes two",
              "## Fleet\n\nEach GPU and each TPU serves one LLM at a time.\n")
+        # the word typed (completed as a prefix) against a compound holding it and a longer word
+        for slug, body in (("completion-c", "A call takes the path of the file and opens it."),
+                           ("completion-a", "A call takes GetFullPathName of the file and opens it."),
+                           ("completion-b", "A call takes the pathname of the file and opens it.")):
+            page(corpus, slug, "Notes on a file call", "## Overview\n\n%s\n" % body)
         db = os.path.join(tmp, "x.db")
         subprocess.run([INDEXER, "--corpus", corpus, "--out", db, "--quiet"], check=True)
 
@@ -84,6 +92,14 @@ def main():
         # the parts alone still find the compound
         got = search(db, "executor")
         check("'executor' finds the ThreadPoolExecutor page", "/probe-2" in got, got)
+        for typed in ("path", "Path", "PATH", "pathh"):
+            got = search(db, typed)
+            mine = [g for g in got if g.startswith("/completion-")]
+            # the word itself, then the compound holding it, then the longer word (a correction
+            # is no prefix: it need not be completed)
+            want = ["/completion-c", "/completion-a", "/completion-b"]
+            check(f"{typed!r} finds the page of the word first, the longer word's last",
+                  mine == want if typed != "pathh" else mine in (want, want[:2]), mine)
         both = ["/accelerators-plural", "/accelerators-singular"]
         for typed in ("GPUs", "gpus", "GPUS", "GPU", "gpu", "TPUs", "tpus", "LLMs", "llms", "llm"):
             got = search(db, typed)

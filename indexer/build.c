@@ -848,7 +848,7 @@ static int optimize_fts(writer *w, const corpus *c, build_stats *stats)
 static int write_postings(writer *w, const corpus *c, build_stats *stats)
 {
 	(void)stats;
-	return postings_index_write(w->db, c->npages, w->err);
+	return postings_index_write(w->db, w->file, c->npages, w->err);
 }
 
 static int compact(writer *w, const corpus *c, build_stats *stats)

@@ -30,16 +30,16 @@ typedef struct term_acc {
 	double *tmax;
 	int tmax_cap;
 	strbuf blob;
+	const char *file; /* the index file, for messages */
 } term_acc;
 
 /* Reads the column sizes of every row (fts_docsize) into sizes[(row - 1) * FTS_NCOLS + c] and
  * their averages into avg, as the engine does. Returns 0 or ATLAS_ESQL / ATLAS_EINVAL. */
-static int read_sizes(sqlite3 *db, int ndocs, int *sizes, double *avg, atlas_error *err)
+static int read_sizes(sqlite3 *db, const char *file, int ndocs, int *sizes, double *avg, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(db, "SELECT id, sz FROM fts_docsize", -1, &st, NULL) != SQLITE_OK)
-		return atlas_error_set(err, ATLAS_ESQL, "postings: cannot read fts_docsize: %s",
-				       sqlite3_errmsg(db));
+		return atlas_sql_error(err, db, file, "postings: cannot read fts_docsize", NULL);
 	int rc = 0;
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
 		sqlite3_int64 id = sqlite3_column_int64(st, 0);
@@ -93,8 +93,7 @@ static int flush_term(term_acc *acc, sqlite3_stmt *ins, const int *sizes, const 
 	sqlite3_reset(ins);
 	sqlite3_clear_bindings(ins);
 	if (step != SQLITE_DONE)
-		return atlas_error_set(err, ATLAS_ESQL, "postings: cannot write: %s",
-				       sqlite3_errmsg(sqlite3_db_handle(ins)));
+		return atlas_sql_error(err, sqlite3_db_handle(ins), acc->file, "postings: cannot write", NULL);
 	acc->n = 0;
 	return 0;
 }
@@ -124,17 +123,19 @@ static int add_match(term_acc *acc, int doc, int col)
 
 /* Walks every position of the fts table, term by term (fts5vocab 'instance': by term, row,
  * column, offset), writing each term's postings. Returns 0 or an ATLAS_E* code. */
-static int walk_terms(sqlite3 *db, int ndocs, const int *sizes, const double *avg, atlas_error *err)
+static int walk_terms(sqlite3 *db, const char *file, int ndocs, const int *sizes, const double *avg,
+		      atlas_error *err)
 {
 	sqlite3_stmt *st = NULL, *ins = NULL;
 	term_acc acc = { 0 };
 	acc.blob = (strbuf)STRBUF_INIT;
+	acc.file = file;
 	int rc = 0;
 	if (sqlite3_prepare_v2(db, "SELECT term, doc, col FROM temp.atlas_postings_instance", -1, &st,
 			       NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "INSERT INTO postings(term, df, blocks) VALUES(?1, ?2, ?3)", -1, &ins,
 			       NULL) != SQLITE_OK) {
-		rc = atlas_error_set(err, ATLAS_ESQL, "postings: %s", sqlite3_errmsg(db));
+		rc = atlas_sql_error(err, db, acc.file, "postings", NULL);
 		goto out;
 	}
 	int step;
@@ -169,7 +170,7 @@ static int walk_terms(sqlite3 *db, int ndocs, const int *sizes, const double *av
 			rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory writing the postings");
 	}
 	if (!rc && step != SQLITE_DONE)
-		rc = atlas_error_set(err, ATLAS_ESQL, "postings: %s", sqlite3_errmsg(db));
+		rc = atlas_sql_error(err, db, acc.file, "postings", NULL);
 	if (!rc)
 		rc = flush_term(&acc, ins, sizes, avg, err);
 out:
@@ -183,7 +184,7 @@ out:
 	return rc;
 }
 
-int postings_index_write(sqlite3 *db, int ndocs, atlas_error *err)
+int postings_index_write(sqlite3 *db, const char *file, int ndocs, atlas_error *err)
 {
 	if (ndocs < 1)
 		return 0;
@@ -191,14 +192,14 @@ int postings_index_write(sqlite3 *db, int ndocs, atlas_error *err)
 	double avg[FTS_NCOLS];
 	if (!sizes)
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory writing the postings");
-	int rc = read_sizes(db, ndocs, sizes, avg, err);
+	int rc = read_sizes(db, file, ndocs, sizes, avg, err);
 	if (!rc && sqlite3_exec(db,
 				"CREATE VIRTUAL TABLE temp.atlas_postings_instance USING"
 				" fts5vocab(main, fts, instance)",
 				NULL, NULL, NULL) != SQLITE_OK)
-		rc = atlas_error_set(err, ATLAS_ESQL, "postings: %s", sqlite3_errmsg(db));
+		rc = atlas_sql_error(err, db, file, "postings", NULL);
 	if (!rc)
-		rc = walk_terms(db, ndocs, sizes, avg, err);
+		rc = walk_terms(db, file, ndocs, sizes, avg, err);
 	sqlite3_exec(db, "DROP TABLE IF EXISTS temp.atlas_postings_instance", NULL, NULL, NULL);
 	free(sizes);
 	return rc;

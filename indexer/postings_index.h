@@ -8,9 +8,10 @@
 
 #include "error.h"
 
-/* Fills the postings table of db (empty, created by atlas_schema_sql) from its fts table, whose
+/* Fills the postings table of db (the index file file, named in messages; empty, created by
+ * atlas_schema_sql) from its fts table, whose
  * rows are 1..ndocs, in the open transaction. Returns 0, ATLAS_ENOMEM, ATLAS_ESQL, or ATLAS_EINVAL
  * when FTS5's index holds a row or column the table cannot (err says which). */
-int postings_index_write(sqlite3 *db, int ndocs, atlas_error *err);
+int postings_index_write(sqlite3 *db, const char *file, int ndocs, atlas_error *err);
 
 #endif

@@ -8,7 +8,10 @@
 
 bool blocks_expression(atlas_engine *e, const plan *pl)
 {
-	if (!e->blockmax)
+	/* a word being typed whose completions count only where the word itself is absent
+	 * (rank_row_phrase_end) is scored by FTS5's or the held postings' rows: the block maxima
+	 * hold no such rule */
+	if (!e->blockmax || pl->complete_from < pl->complete_to)
 		return false;
 	blockmax_reset(e->blockmax);
 	int p = 0;

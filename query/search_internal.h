@@ -145,8 +145,8 @@ int cmp_lastmod(const void *a, const void *b, void *ctx);
  * (which holds no positions); then one query on that page alone (snippet.c). */
 void ensure_recorded(atlas_engine *e, int d, const plan *pl);
 /* Whether the plan's whole-pages expressions are evaluated over the postings table: each phrase a
- * single term (no prefix), added to the engine's blockmax in the order build_expressions writes
- * them, one group per term (retrieve_blocks.c). */
+ * single term (no prefix) and no word being completed, added to the engine's blockmax in the order
+ * build_expressions writes them, one group per term (retrieve_blocks.c). */
 bool blocks_expression(atlas_engine *e, const plan *pl);
 /* Gives take every row the expression blocks_expression set up matches (every group's, when
  * strict), in row order, at most cap, scored and with the match record's row_* set as atlas_rank

@@ -60,12 +60,11 @@ void health_reindex(const char *index_path, reindex_status *out)
 	cJSON_Delete(o);
 }
 
-/* Returns meta kept_pages of the served index, 0 when absent. */
+/* Returns meta kept_pages of the served index, 0 when absent: read from the live index's facts,
+ * so that /healthz and /metrics, answered on the HTTP threads, take no search worker's engine. */
 int health_kept_pages(server *s)
 {
-	atlas_engine *e = live_acquire(s->index);
-	const char *v = atlas_engine_meta(e, ATLAS_META_KEPT_PAGES);
-	int n = v ? atoi(v) : 0;
-	live_release(s->index, e);
-	return n;
+	live_info li;
+	live_info_get(s->index, &li);
+	return li.kept_pages;
 }

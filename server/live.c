@@ -265,6 +265,8 @@ static void info_from_engine(live_info *info, const atlas_engine *e)
 	info->pages = v ? atoi(v) : atlas_engine_ndocs(e);
 	v = atlas_engine_meta(e, ATLAS_META_SCHEMA_VERSION);
 	info->schema_version = v ? atoi(v) : 0;
+	v = atlas_engine_meta(e, ATLAS_META_KEPT_PAGES);
+	info->kept_pages = v ? atoi(v) : 0;
 }
 
 /* The pthread key destructor: frees a worker's engine when its thread exits. */

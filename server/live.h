@@ -13,6 +13,7 @@ typedef struct live_info {
 	char built_at[64];
 	long long built_at_unix;
 	int pages;
+	int kept_pages;              /* pages kept from the previous index (meta kept_pages) */
 	int schema_version;
 	unsigned long generation;    /* 1 for the index served at start, +1 per swap */
 	unsigned long swaps;         /* successful swaps */

@@ -62,6 +62,7 @@ typedef struct request {
 	reply rp;                    /* the answer a worker put together */
 	search_watch watch;          /* its search's stop hook state */
 	double t0;                   /* serve_now() at the first call */
+	double taken;                /* serve_now() when a search worker took it; 0 until then */
 	int route;                   /* ROUTE_* */
 	int status;                  /* 0 until a response is queued */
 	long count;                  /* results in the answer, -1 when not known */

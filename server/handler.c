@@ -780,6 +780,7 @@ void serve_work(pool_job *job, void *cls)
 {
 	server *s = cls;
 	request *rq = (request *)((char *)job - offsetof(request, job));
+	rq->taken = serve_now();
 	compute_reply(s, rq->conn, rq, rq->method_arg, &rq->rp);
 	MHD_resume_connection(rq->conn);
 }
@@ -865,8 +866,9 @@ enum MHD_Result serve_request(void *cls, struct MHD_Connection *c, const char *u
 	return dispatch(s, c, rq, method);
 }
 
-/* Writes the access log line of rq: ISO time, method, route, status, latency, a search's work
- * counters (postings, candidates, expansions), result count. */
+/* Writes the access log line of rq: ISO time, method, route, status, latency, the time it waited
+ * for a search worker (queued=, when one took it), a search's work counters (postings, candidates,
+ * expansions), result count. */
 static void log_request(server *s, const request *rq, double seconds)
 {
 	struct timespec ts;
@@ -883,6 +885,10 @@ static void log_request(server *s, const request *rq, double seconds)
 	else
 		k = snprintf(line + n, sizeof(line) - n, "- %.3fms aborted", seconds * 1e3);
 	n += k > 0 ? (size_t)k : 0;
+	if (rq->queued && rq->taken > 0 && n < sizeof(line)) {
+		k = snprintf(line + n, sizeof(line) - n, " queued=%.3fms", (rq->taken - rq->t0) * 1e3);
+		n += k > 0 ? (size_t)k : 0;
+	}
 	const search_watch *w = &rq->watch;
 	if ((w->computed || !rq->status) && rq->route == ROUTE_SEARCH && n < sizeof(line)) {
 		/* the engine's work counters, and why it stopped short when its stop hook did */

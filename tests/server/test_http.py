@@ -392,9 +392,10 @@ def test_health_metrics_page(srv, index):
     check(wait_for(logged, 3), 'access log: the probe request is logged within 3 s')
     with open(srv.log) as f:
         text = f.read()
-    line = r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z GET /api/search 200 [0-9.]+ms results=\d+$'
+    line = (r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z GET /api/search 200 [0-9.]+ms'
+            r'(?: queued=[0-9.]+ms)?(?: work=\d+,\d+,\d+)? results=\d+$')
     check(re.search(line, text, re.M) is not None,
-          'access log: ISO time, method, route, status, latency, result count')
+          'access log: ISO time, method, route, status, latency, queue wait, work, result count')
     check(re.search(r' POST /api/search 405 [0-9.]+ms$', text, re.M) is not None,
           'access log: a 405 line')
     check('access%20log%20probe' not in text and 'access log probe' not in text,

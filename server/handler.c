@@ -883,10 +883,14 @@ static void log_request(server *s, const request *rq, double seconds)
 	if (rq->status)
 		k = snprintf(line + n, sizeof(line) - n, "%d %.3fms", rq->status, seconds * 1e3);
 	else
-		k = snprintf(line + n, sizeof(line) - n, "- %.3fms aborted", seconds * 1e3);
+		k = snprintf(line + n, sizeof(line) - n, "- %.3fms", seconds * 1e3);
 	n += k > 0 ? (size_t)k : 0;
 	if (rq->queued && rq->taken > 0 && n < sizeof(line)) {
 		k = snprintf(line + n, sizeof(line) - n, " queued=%.3fms", (rq->taken - rq->t0) * 1e3);
+		n += k > 0 ? (size_t)k : 0;
+	}
+	if (!rq->status && n < sizeof(line)) {
+		k = snprintf(line + n, sizeof(line) - n, " aborted");
 		n += k > 0 ? (size_t)k : 0;
 	}
 	const search_watch *w = &rq->watch;

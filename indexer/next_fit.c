@@ -185,20 +185,23 @@ static bool consecutive(const route *g, int a, int b)
 }
 
 /* Adds the rows of page src (rows[start[src] .. start[src + 1])) to the case being made, scaled by
- * scale, leaving out route g's own rows, the lists that repeat its order (a table of contents of
- * the same chapter: what the order of a route not yet known to the index would not show; where a
- * route is known, its guide rows say the same), and the excluded pages (local[dst] == -2). local maps a doc
- * id to the case's candidate number (-1: none yet), touched lists those set. Returns 0 or
- * ATLAS_ENOMEM. */
+ * scale, leaving out route g's own rows, the lists that are its table of contents (toc[page] set:
+ * a listing page whose list repeats at least half of the route's order, which a route not yet
+ * known to the index would not have; where a route is known, its guide rows say the same), and
+ * the excluded pages (local[dst] == -2). A list that agrees with the route only in part (a
+ * topic's list, a table of some of its pages) stays: such a list is what places a route's next
+ * step. local maps a doc id to the case's candidate number (-1: none yet), touched lists those
+ * set. Returns 0 or ATLAS_ENOMEM. */
 static int case_rows(fit_set *s, const next_fit *f, const int *start, int src, const route *g, float scale,
-		     bool ctx, int *local, int *touched, int *nt)
+		     bool ctx, const unsigned char *toc, int *local, int *touched, int *nt)
 {
 	fit_case *c = &s->cases[s->ncases - 1];
 	for (int k = start[src]; k < start[src + 1]; k++) {
 		const fit_row *r = &f->rows[k];
 		if ((guide_signal(r->signal) && r->guide == g->guide) || local[r->dst] == -2)
 			continue;
-		if (r->signal == NEXT_LIST_NEXT && consecutive(g, src, r->dst))
+		if (r->signal == NEXT_LIST_NEXT && r->guide > 0 && r->guide <= f->maxid && toc[r->guide] &&
+		    consecutive(g, src, r->dst))
 			continue;
 		int t = f->type[r->dst];
 		if (t == ATLAS_TYPE_PAGE)
@@ -258,8 +261,11 @@ static int make_set(fit_set *s, next_fit *f)
 	int *start = calloc((size_t)n, sizeof(int));
 	int *local = malloc((size_t)n * sizeof(int));
 	int *touched = malloc((size_t)n * sizeof(int));
+	int *agree = calloc((size_t)n, sizeof(int));         /* by listing page: the route's pairs it lists */
+	unsigned char *toc = calloc((size_t)n, 1);          /* by listing page: the route's table of contents */
+	int *listers = malloc((size_t)n * sizeof(int)), nlisters = 0;
 	int rc = ATLAS_ENOMEM;
-	if (!start || !local || !touched)
+	if (!start || !local || !touched || !agree || !toc || !listers)
 		goto out;
 	if (f->nrows) /* rows is NULL when there are none */
 		qsort(f->rows, (size_t)f->nrows, sizeof(fit_row), cmp_row_src);
@@ -277,6 +283,19 @@ static int make_set(fit_set *s, next_fit *f)
 	for (int g = 0; g < f->nroutes; g += stride) {
 		const route *r = &f->routes[g];
 		bool used = false;
+		/* the listing pages whose lists repeat at least half of the route's order */
+		nlisters = 0;
+		for (int i = 0; i + 1 < r->nsteps; i++)
+			for (int k = start[r->steps[i]]; k < start[r->steps[i] + 1]; k++) {
+				const fit_row *w = &f->rows[k];
+				if (w->signal != NEXT_LIST_NEXT || w->dst != r->steps[i + 1] || w->guide <= 0 ||
+				    w->guide > f->maxid)
+					continue;
+				if (agree[w->guide]++ == 0)
+					listers[nlisters++] = w->guide;
+			}
+		for (int k = 0; k < nlisters; k++)
+			toc[listers[k]] = 2 * agree[listers[k]] >= r->nsteps - 1;
 		for (int i = 0; i + 1 < r->nsteps; i++) {
 			int src = r->steps[i], tgt = r->steps[i + 1];
 			bool again = tgt == src;
@@ -294,11 +313,11 @@ static int make_set(fit_set *s, next_fit *f)
 				local[r->steps[k]] = -2;
 				touched[nt++] = r->steps[k];
 			}
-			if (case_rows(s, f, start, src, r, 1.0f, false, local, touched, &nt))
+			if (case_rows(s, f, start, src, r, 1.0f, false, toc, local, touched, &nt))
 				goto out;
 			float scale = 1.0f;
 			for (int d = 1; d <= NEXT_CONTEXT_PAGES && i - d >= 0; d++) {
-				if (case_rows(s, f, start, r->steps[i - d], r, scale, true, local, touched, &nt))
+				if (case_rows(s, f, start, r->steps[i - d], r, scale, true, toc, local, touched, &nt))
 					goto out;
 				scale *= 0.5f;
 			}
@@ -309,6 +328,8 @@ static int make_set(fit_set *s, next_fit *f)
 				local[touched[k]] = -1;
 			used = true;
 		}
+		for (int k = 0; k < nlisters; k++)
+			agree[listers[k]] = toc[listers[k]] = 0;
 		s->guides += used;
 	}
 	/* the links, for the figures: each target ranked among its source's candidates but its own
@@ -357,6 +378,9 @@ out:
 	free(start);
 	free(local);
 	free(touched);
+	free(agree);
+	free(toc);
+	free(listers);
 	return rc;
 }
 

@@ -26,6 +26,7 @@ typedef struct event {
 	char qid[ANALYTICS_QID_LEN + 1];
 	const char *text;            /* search: the query; correction: the corrected words; click: the path */
 	const char *filters;         /* search only */
+	size_t text_len;             /* strlen(text) */
 	long results;
 	double took_ms;
 	int page;                    /* search: the page; click: the rank */
@@ -89,6 +90,7 @@ static event *event_new(int kind, const char *qid, const char *text, const char 
 	if (tl) {
 		memcpy(p, text, tl);
 		e->text = p;
+		e->text_len = tl - 1;
 		p += tl;
 	}
 	if (fl) {
@@ -148,13 +150,10 @@ void analytics_click(analytics *a, const char *qid, const char *path, int rank)
 	enqueue(a, e);
 }
 
-/* Returns whether one of a and b is a strict prefix of the other. */
-static bool prefix_related(const char *a, const char *b)
+/* Returns whether one of a and b is a strict prefix of the other (their lengths la and lb). */
+static bool prefix_related(const char *a, size_t la, const char *b, size_t lb)
 {
-	size_t la = strlen(a), lb = strlen(b);
-	if (la == lb)
-		return false;
-	return la < lb ? strncmp(a, b, la) == 0 : strncmp(a, b, lb) == 0;
+	return la != lb && memcmp(a, b, la < lb ? la : lb) == 0;
 }
 
 /* Adds search e to the pending searches, dropping (as superseded) those it continues: typed within
@@ -162,24 +161,33 @@ static bool prefix_related(const char *a, const char *b)
  * list is full its oldest goes to batch. */
 static void settle_add(analytics *a, event *e, event **batch, int *nbatch)
 {
-	/* words in a prefix relation start with the same byte: most pending searches are passed
-	 * over on that one byte, kept beside the list so that the scan reads no event */
+	/* words in a prefix relation start with the same byte: memchr over the first bytes, kept
+	 * beside the list, finds the few pending searches worth reading; the list is compacted only
+	 * when one of them is superseded */
 	unsigned char first = (unsigned char)e->text[0];
-	int k = 0;
-	for (int i = 0; i < a->npending; i++) {
-		if (a->pending_first[i] == first) {
-			event *p = a->pending[i];
-			if (e->mono - p->mono < ANALYTICS_SETTLE_S && strcmp(p->filters, e->filters) == 0 &&
-			    prefix_related(p->text, e->text)) {
-				free(p);
-				atomic_fetch_add(&a->superseded, 1);
-				continue;
+	int k = -1;                  /* the first slot freed, or -1 */
+	const unsigned char *pf = a->pending_first, *end = pf + a->npending;
+	for (const unsigned char *at = pf; at < end && (at = memchr(at, first, (size_t)(end - at))); at++) {
+		int i = (int)(at - pf);
+		event *p = a->pending[i];
+		if (e->mono - p->mono < ANALYTICS_SETTLE_S && prefix_related(p->text, p->text_len, e->text, e->text_len) &&
+		    strcmp(p->filters, e->filters) == 0) {
+			free(p);
+			a->pending[i] = NULL;
+			atomic_fetch_add(&a->superseded, 1);
+			if (k < 0)
+				k = i;
+		}
+	}
+	if (k >= 0) {
+		for (int i = k; i < a->npending; i++) {
+			if (a->pending[i]) {
+				a->pending_first[k] = a->pending_first[i];
+				a->pending[k++] = a->pending[i];
 			}
 		}
-		a->pending_first[k] = a->pending_first[i];
-		a->pending[k++] = a->pending[i];
+		a->npending = k;
 	}
-	a->npending = k;
 	if (a->npending == PENDING_MAX) {
 		/* the older half goes out unsettled, at once: a burst costs one move, not one each */
 		int half = PENDING_MAX / 2;

@@ -19,8 +19,9 @@ static void qid_of(char *qid, atlas_engine *e, const search_request *sr)
 	analytics_qid(qid, b ? b : "", sr->norm.buf ? sr->norm.buf : "", sr->norm.len);
 }
 
-/* Returns json with "query_id" spliced in first (a new allocation, json freed), or json itself
- * when analytics are off or the copy cannot be made. */
+/* Returns json with "query_id" spliced in first (json grown in place, so the pointer may move and
+ * the caller owns the result as it owned json), or json itself when analytics are off or it cannot
+ * grow. */
 char *track_answer(atlas_engine *e, const search_request *sr, const atlas_results *r, char *json)
 {
 	analytics *a = analytics_active();
@@ -30,13 +31,15 @@ char *track_answer(atlas_engine *e, const search_request *sr, const atlas_result
 	qid_of(qid, e, sr);
 	if (r->corrected && r->did_you_mean)
 		analytics_correction(a, qid, r->did_you_mean);
+	char head[ANALYTICS_QID_LEN + 32];
+	int k = snprintf(head, sizeof(head), "{\"query_id\":\"%s\"%s", qid, json[1] == '}' ? "" : ",");
 	size_t n = strlen(json);
-	char *out = malloc(n + ANALYTICS_QID_LEN + 32);
+	/* two bytes more for the newline reply_json adds, so that its realloc does not move it again */
+	char *out = realloc(json, n + (size_t)k + 2);
 	if (!out)
 		return json;
-	int k = snprintf(out, ANALYTICS_QID_LEN + 32, "{\"query_id\":\"%s\"%s", qid, json[1] == '}' ? "" : ",");
-	memcpy(out + k, json + 1, n);
-	free(json);
+	memmove(out + k, out + 1, n);
+	memcpy(out, head, (size_t)k);
 	return out;
 }
 

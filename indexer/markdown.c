@@ -1,6 +1,7 @@
 /* markdown.c - a page's Markdown body (md4c): its sections, plain text, anchors and links. */
 #include "corpus_internal.h"
 #include "anchor.h"
+#include "utf8.h"
 
 #include <md4c.h>
 #include <stdio.h>
@@ -300,18 +301,6 @@ static int md_text(MD_TEXTTYPE type, const MD_CHAR *text, MD_SIZE size, void *ud
 	}
 }
 
-static int count_words(const char *s)
-{
-	int n = 0, in = 0;
-	for (; *s; s++) {
-		int w = (unsigned char)*s > ' ';
-		if (w && !in)
-			n++;
-		in = w;
-	}
-	return n;
-}
-
 int corpus_parse_body(page *p, const char *body, size_t n, int body_line)
 {
 	md_state st;
@@ -353,10 +342,10 @@ int corpus_parse_body(page *p, const char *body, size_t n, int body_line)
 		x->body = p->text + x->body_off;
 		x->body_len = len - x->body_off;
 		len = x->body_off ? x->body_off - 1 : 0; /* the NUL before this body */
-		p->words += (i ? count_words(x->heading) : 0) + count_words(x->body);
+		p->words += (i ? atlas_text_words(x->heading) : 0) + atlas_text_words(x->body);
 	}
 	if (p->description)
-		p->words -= count_words(p->description);
+		p->words -= atlas_text_words(p->description);
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "grow.h"
 #include "next.h"
 #include "next_rows.h"
 #include "rank.h"
@@ -131,13 +132,8 @@ static nx *slot_for(nx **all, int *n, int *cap, int doc)
 	for (int i = 0; i < *n; i++)
 		if ((*all)[i].doc == doc)
 			return &(*all)[i];
-	if (*n == *cap) {
-		nx *more = realloc(*all, (size_t)*cap * 2 * sizeof(nx));
-		if (!more)
-			return NULL;
-		*all = more;
-		*cap *= 2;
-	}
+	if (atlas_grow(all, cap, *n, sizeof(nx), 1))
+		return NULL;
 	nx *c = &(*all)[(*n)++];
 	memset(c, 0, sizeof(*c));
 	c->doc = doc;
@@ -208,10 +204,8 @@ static int cache_page(next_cache *nc, int *n_rows, int *cap, const next_state *n
 			if (*cap >= NEXT_CACHE_MAX_ROWS)
 				return 1;
 			int more = *cap * 2 < NEXT_CACHE_MAX_ROWS ? *cap * 2 : NEXT_CACHE_MAX_ROWS;
-			struct cached_row *grown = realloc(nc->rows, (size_t)more * sizeof(*grown));
-			if (!grown)
+			if (atlas_resize(&nc->rows, (size_t)more, sizeof(*nc->rows)))
 				return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading read-next candidates");
-			nc->rows = grown;
 			*cap = more;
 		}
 		nc->rows[*n_rows].doc = d;

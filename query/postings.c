@@ -1,6 +1,7 @@
 /* postings.c - the full-text index of a small index held in memory, and MATCH expressions of
  * alternatives, groups and negated groups evaluated over it as FTS5 evaluates them. */
 #include "postings.h"
+#include "grow.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -94,10 +95,8 @@ static int reserve(void **a, size_t *cap, size_t n, size_t sz)
 	size_t c = *cap ? *cap : 1024;
 	while (c < n)
 		c *= 2;
-	void *x = realloc(*a, c * sz);
-	if (!x)
+	if (atlas_resize(a, c, sz))
 		return -1;
-	*a = x;
 	*cap = c;
 	return 0;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "rank.h"
+#include "grow.h"
 #include "search_internal.h"
 
 /* A match inside one section: the token index in the section's heading or body part (see the
@@ -225,10 +226,8 @@ static int grow(void **buf, int *cap, int n, size_t sz)
 	int c = *cap ? *cap : 64;
 	while (c < n)
 		c *= 2;
-	void *p = realloc(*buf, (size_t)c * sz);
-	if (!p)
+	if (atlas_resize(buf, (size_t)c, sz))
 		return -1;
-	*buf = p;
 	*cap = c;
 	return 0;
 }
@@ -238,19 +237,11 @@ static int grow_sections(sections_scratch *x, int n)
 {
 	if (n <= x->cap)
 		return 0;
-	sec_score *s = realloc(x->scores, (size_t)n * sizeof(*s));
-	if (s)
-		x->scores = s;
-	int *h = realloc(x->head, (size_t)n * sizeof(int));
-	if (h)
-		x->head = h;
-	int *b = realloc(x->body, (size_t)n * sizeof(int));
-	if (b)
-		x->body = b;
-	int *t = realloc(x->touched, (size_t)n * sizeof(int));
-	if (t)
-		x->touched = t;
-	if (!s || !h || !b || !t)
+	int bad = atlas_resize(&x->scores, (size_t)n, sizeof(*x->scores));
+	bad |= atlas_resize(&x->head, (size_t)n, sizeof(int));
+	bad |= atlas_resize(&x->body, (size_t)n, sizeof(int));
+	bad |= atlas_resize(&x->touched, (size_t)n, sizeof(int));
+	if (bad)
 		return -1;
 	x->cap = n;
 	return 0;

@@ -1,5 +1,6 @@
 /* markdown.c - a page's Markdown body (md4c): its sections, plain text, anchors and links. */
 #include "corpus_internal.h"
+#include "error.h"
 #include "anchor.h"
 #include "utf8.h"
 
@@ -32,12 +33,14 @@ static section *current_section(md_state *st)
 	return &st->p->secs[st->p->nsecs - 1];
 }
 
+/* Starts a section of the page at level with a copy of heading. Returns 0, or ATLAS_ENOMEM when out
+ * of memory. */
 static int add_section(md_state *st, int level, const char *heading)
 {
 	page *p = st->p;
 	section *secs = realloc(p->secs, (size_t)(p->nsecs + 1) * sizeof(*secs));
 	if (!secs)
-		return -1;
+		return ATLAS_ENOMEM;
 	p->secs = secs;
 	section *s = &secs[p->nsecs];
 	memset(s, 0, sizeof(*s));

@@ -2,6 +2,7 @@
  * sitemap, link targets, and the whole site put together (configuration: site_config.c; titles and
  * pages: site_pages.c; parents, topics, guides and types: site_structure.c). */
 #include "site_internal.h"
+#include "error.h"
 #include "anchor.h"
 #include "html.h"
 
@@ -54,13 +55,15 @@ static bool is_html_name(const char *n)
 	return (l > 5 && strcasecmp(n + l - 5, ".html") == 0) || (l > 4 && strcasecmp(n + l - 4, ".htm") == 0);
 }
 
+/* Adds the file rel (relative to the site's folder) to s->files. Returns 0, or ATLAS_ENOMEM when
+ * out of memory (s->files then as it was). */
 static int add_file(site *s, const char *rel)
 {
 	if (s->nfiles == s->capfiles) {
 		int cap = s->capfiles ? s->capfiles * 2 : 256;
 		site_file *f = realloc(s->files, (size_t)cap * sizeof(*f));
 		if (!f)
-			return -1;
+			return ATLAS_ENOMEM;
 		s->files = f;
 		s->capfiles = cap;
 	}
@@ -72,7 +75,7 @@ static int add_file(site *s, const char *rel)
 	if (!f->rel || !f->file) {
 		free(f->rel);
 		free(f->file);
-		return -1;
+		return ATLAS_ENOMEM;
 	}
 	snprintf(f->file, n, "%s/%s", s->dir, rel);
 	f->page = f->parent = f->next = f->topic = -1;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "error.h"
 #include "grow.h"
 #include "next.h"
 #include "next_rows.h"
@@ -324,9 +325,9 @@ static int next_cache_load(next_state *ns, atlas_error *err)
 	return 0;
 }
 
-/* The reason a stored candidate row gives (its signal, weight and detail), with the detail's
- * text copied into a (a guide's title is the engine's). Returns 1, or 0 for a signal this build does not
- * know (no weight, no reason), or -1 when out of memory. */
+/* The reason a stored candidate row gives (its signal, weight and detail), with the detail's text
+ * copied into a (a guide's title is the engine's). Returns 1, or 0 for a signal this build does not
+ * know (no weight, no reason), or ATLAS_ENOMEM when out of memory. */
 static int row_reason(reason *out, const next_state *ns, const next_row *row, atlas_arena *a)
 {
 	reason r = { R_GRAPH, 0, NULL, 0 };
@@ -391,7 +392,7 @@ static int row_reason(reason *out, const next_state *ns, const next_row *row, at
 	}
 	if ((r.kind == R_STEP || r.kind == R_TOPIC || r.kind == R_TOPIC_MEMBER || r.kind == R_SIMILAR) &&
 	    !r.detail)
-		return -1; /* out of memory for its detail */
+		return ATLAS_ENOMEM; /* out of memory for its detail */
 	*out = r;
 	return 1;
 }

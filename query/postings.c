@@ -1,6 +1,7 @@
 /* postings.c - the full-text index of a small index held in memory, and MATCH expressions of
  * alternatives, groups and negated groups evaluated over it as FTS5 evaluates them. */
 #include "postings.h"
+#include "error.h"
 #include "grow.h"
 
 #include <stdint.h>
@@ -87,7 +88,7 @@ static int column_of(const unsigned char *name)
 	return -1;
 }
 
-/* Grows a malloc'd array to hold at least n elements of sz bytes; returns 0 or -1. */
+/* Grows a malloc'd array to hold at least n elements of sz bytes; returns 0 or ATLAS_ENOMEM. */
 static int reserve(void **a, size_t *cap, size_t n, size_t sz)
 {
 	if (n <= *cap)
@@ -96,7 +97,7 @@ static int reserve(void **a, size_t *cap, size_t n, size_t sz)
 	while (c < n)
 		c *= 2;
 	if (atlas_resize(a, c, sz))
-		return -1;
+		return ATLAS_ENOMEM;
 	*cap = c;
 	return 0;
 }
@@ -394,14 +395,14 @@ int postings_query_new(postings_query **out, const atlas_postings *p)
 	*out = NULL;
 	postings_query *q = calloc(1, sizeof(*q));
 	if (!q)
-		return -1;
+		return ATLAS_ENOMEM;
 	q->p = p;
 	q->docmask = calloc((size_t)p->ndocs + 1, sizeof(*q->docmask));
 	q->docgen = calloc((size_t)p->ndocs + 1, sizeof(*q->docgen));
 	q->docneg = calloc((size_t)p->ndocs + 1, sizeof(*q->docneg));
 	if (!q->docmask || !q->docgen || !q->docneg) {
 		postings_query_free(q);
-		return -1;
+		return ATLAS_ENOMEM;
 	}
 	*out = q;
 	return 0;

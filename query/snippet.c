@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "rank.h"
+#include "error.h"
 #include "grow.h"
 #include "search_internal.h"
 
@@ -216,7 +217,8 @@ typedef struct sections_scratch {
 	strbuf sn, hb; /* the snippet and the heading being written, copied into the results */
 } sections_scratch;
 
-/* Grows *buf (of *cap elements of size sz) to hold n. Returns 0, or -1 leaving it as it was. */
+/* Grows *buf (of *cap elements of size sz) to hold n. Returns 0, or ATLAS_ENOMEM leaving it as it
+ * was. */
 static int grow(void **buf, int *cap, int n, size_t sz)
 {
 	if (n < 1)
@@ -227,12 +229,12 @@ static int grow(void **buf, int *cap, int n, size_t sz)
 	while (c < n)
 		c *= 2;
 	if (atlas_resize(buf, (size_t)c, sz))
-		return -1;
+		return ATLAS_ENOMEM;
 	*cap = c;
 	return 0;
 }
 
-/* Grows the per-section arrays of x to hold n sections. Returns 0 or -1. */
+/* Grows the per-section arrays of x to hold n sections. Returns 0 or ATLAS_ENOMEM. */
 static int grow_sections(sections_scratch *x, int n)
 {
 	if (n <= x->cap)
@@ -242,7 +244,7 @@ static int grow_sections(sections_scratch *x, int n)
 	bad |= atlas_resize(&x->body, (size_t)n, sizeof(int));
 	bad |= atlas_resize(&x->touched, (size_t)n, sizeof(int));
 	if (bad)
-		return -1;
+		return ATLAS_ENOMEM;
 	x->cap = n;
 	return 0;
 }

@@ -60,7 +60,7 @@ enum {
 /* The name of signal code (NULL for a code this build does not know). */
 const char *next_signal_name(int code);
 
-/* The code of a signal name, or -1. */
+/* The code of a signal name, or -1 for a name this build does not know: not an error code. */
 int next_signal_code(const char *name);
 
 /* One candidate of a page. */

@@ -323,7 +323,7 @@ static bool resolve(const site *s, const char *rel, const char *href, char *out,
 }
 
 /* The file a resolved path serves: itself, or its folder's index page. Returns the file's index,
- * or -1. */
+ * or -1 when there is none (not an error code). */
 static int file_of(const site *s, const char *rel)
 {
 	int *i = strmap_get(&s->by_rel, rel);
@@ -349,8 +349,9 @@ static int file_of(const site *s, const char *rel)
 	return -1;
 }
 
-/* The page file href names from file fi, or -1; *exists is false when href names a file of the
- * site that is missing. frag (of fragn bytes, may be NULL) gets href's fragment. */
+/* The page file href names from file fi, or -1 when none (not an error code); *exists is false when
+ * href names a file of the site that is missing. frag (of fragn bytes, may be NULL) gets href's
+ * fragment. */
 int target_of(const site *s, int fi, const char *href, bool *exists, char *frag, size_t fragn)
 {
 	char rel[4096];

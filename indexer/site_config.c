@@ -111,6 +111,8 @@ bool site_glob_match(const char *glob, const char *path)
 ** Configuration.
 */
 
+/* The page type named n (an enum atlas_page_type), or -1 when n names none: a lookup, not an
+ * error code. */
 static int type_of_name(const char *n)
 {
 	for (int t = 0; t < 4; t++)

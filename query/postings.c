@@ -78,6 +78,7 @@ void postings_free(atlas_postings *p)
 	free(p);
 }
 
+/* The fts column named name, or -1 when none is (NULL included): a lookup, not an error code. */
 static int column_of(const unsigned char *name)
 {
 	static const char *const names[FTS_NCOLS] = {"title", "keywords", "headings", "description",

@@ -297,7 +297,8 @@ bool meili_accept_filter(const atlas_doc *d, void *ctx)
 	return f->root < 0 || eval(f, f->root, d);
 }
 
-/* Returns the index of attribute name in attributes, or -1. */
+/* Returns the index of attribute name in attributes, or -1 when it is not one: a lookup, not an
+ * error code. */
 static int attribute_index(const char *name)
 {
 	for (int i = 0; meili_attributes[i]; i++)

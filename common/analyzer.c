@@ -329,7 +329,8 @@ static int split_camel(atlas_analyzer *a, const char *text, int t, int *np)
 }
 
 /* Writes the compound of parts [p, q] (folded bytes, original joiners between tokens) into buf.
- * Returns its length, or -1 when it does not fit. */
+ * Returns its length, or -1 when it does not fit (a length, not an error code: the compound
+ * is then not made). */
 static int compound_of(const atlas_analyzer *a, const char *text, int p, int q, char *buf, int cap)
 {
 	int len = 0;

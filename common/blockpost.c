@@ -129,27 +129,27 @@ int blockpost_open(blockpost *b, const unsigned char *blob, int n)
 int blockpost_block(const blockpost *b, int k, int *docs, int *tf, unsigned char *cols)
 {
 	if (k < 0 || k >= b->nblocks)
-		return -1;
+		return ATLAS_EINVAL;
 	const unsigned char *p = b->data + b->at[k], *end = b->data + b->at[k + 1];
 	unsigned prev = k ? (unsigned)b->last[k - 1] : 0;
 	int n = 0;
 	while (p < end) {
 		unsigned d;
 		if (n == BLOCKPOST_DOCS || atlas_varint_get(&p, end, &d) || p >= end || d == 0)
-			return -1;
+			return ATLAS_EINVAL;
 		prev += d;
 		docs[n] = (int)prev;
 		cols[n] = *p++;
 		for (int c = 0; c < FTS_NCOLS; c++) {
 			unsigned v = 0;
 			if (cols[n] >> c & 1 && atlas_varint_get(&p, end, &v))
-				return -1;
+				return ATLAS_EINVAL;
 			tf[n * FTS_NCOLS + c] = (int)v;
 		}
 		n++;
 	}
 	if (!n || docs[n - 1] != b->last[k])
-		return -1;
+		return ATLAS_EINVAL;
 	return n;
 }
 

@@ -41,7 +41,8 @@ int blockpost_open(blockpost *b, const unsigned char *blob, int n);
 void blockpost_free(blockpost *b);
 
 /* Decodes block k of b: its pages into docs[0..BLOCKPOST_DOCS), their matches into
- * tf[i * FTS_NCOLS + c] and column bits into cols[i]. Returns the pages, or -1 when malformed. */
+ * tf[i * FTS_NCOLS + c] and column bits into cols[i]. Returns the pages, or ATLAS_EINVAL when
+ * malformed. */
 int blockpost_block(const blockpost *b, int k, int *docs, int *tf, unsigned char *cols);
 
 /* Parses the token counts of one row of FTS5's docsize table (one SQLite varint per column) into

@@ -71,13 +71,13 @@ int next_rows_get(const unsigned char **p, const unsigned char *end, next_row *r
 		return 0;
 	unsigned head = *(*p)++, dst, n = 0;
 	if (atlas_varint_get(p, end, &dst) || dst > INT_MAX)
-		return -1;
+		return ATLAS_EINVAL;
 	r->signal = (int)(head & ROW_CODE_MASK);
 	r->dst = (int)dst;
 	r->weight = 1.0;
 	if (!(head & ROW_WEIGHT_ONE)) {
 		if (end - *p < 8)
-			return -1;
+			return ATLAS_EINVAL;
 		uint64_t bits = 0;
 		for (int k = 0; k < 8; k++)
 			bits |= (uint64_t)(*p)[k] << (8 * k);
@@ -85,7 +85,7 @@ int next_rows_get(const unsigned char **p, const unsigned char *end, next_row *r
 		*p += 8;
 	}
 	if ((head & ROW_DETAIL) && (atlas_varint_get(p, end, &n) || n > (unsigned)(end - *p)))
-		return -1;
+		return ATLAS_EINVAL;
 	r->detail = (const char *)*p;
 	r->ndetail = (int)n;
 	*p += n;

@@ -60,7 +60,7 @@ enum {
 /* The name of signal code (NULL for a code this build does not know). */
 const char *next_signal_name(int code);
 
-/* The code of a signal name, or -1. */
+/* The code of a signal name, or -1 for a name this build does not know: not an error code. */
 int next_signal_code(const char *name);
 
 /* One candidate of a page. */
@@ -78,8 +78,8 @@ typedef struct next_row {
 int next_rows_put(strbuf *out, const next_row *r);
 
 /* Reads the row at *p (before end) into r, its detail pointing into the blob, and advances *p.
- * Returns 1, 0 at the end of the blob, or -1 when the blob is malformed (a field running past its
- * end, a doc id out of range). */
+ * Returns 1, 0 at the end of the blob, or ATLAS_EINVAL when the blob is malformed (a field running
+ * past its end, a doc id out of range). */
 int next_rows_get(const unsigned char **p, const unsigned char *end, next_row *r);
 
 #endif

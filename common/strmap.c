@@ -1,5 +1,6 @@
 /* strmap.c - an open-addressing (linear probing) hash map from strings to int values. */
 #include "strmap.h"
+#include "error.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,12 +40,14 @@ int *strmap_get(const strmap *m, const char *key)
 	return strmap_getn(m, key, strlen(key));
 }
 
+/* Doubles m's slots (64 at first), placing its entries again. Returns 0, or ATLAS_ENOMEM when out
+ * of memory (m then as it was). */
 static int grow(strmap *m)
 {
 	size_t cap = m->cap ? m->cap * 2 : 64;
 	strmap_entry *slots = calloc(cap, sizeof(*slots));
 	if (!slots)
-		return -1;
+		return ATLAS_ENOMEM;
 	strmap old = *m;
 	m->slots = slots;
 	m->cap = cap;

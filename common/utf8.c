@@ -69,3 +69,15 @@ void atlas_utf8_clean(char *s, size_t n)
 		i += len;
 	}
 }
+
+int atlas_text_words(const char *s)
+{
+	int n = 0, in = 0;
+	for (; *s; s++) {
+		int w = (unsigned char)*s > ' ';
+		if (w && !in)
+			n++;
+		in = w;
+	}
+	return n;
+}

@@ -16,4 +16,8 @@ long atlas_utf8_invalid_at(const char *s, size_t n);
  * invalid sequence and every control byte (NUL included) becomes a space. */
 void atlas_utf8_clean(char *s, size_t n);
 
+/* Number of words in the NUL-terminated text s: runs of bytes above ASCII space, so a UTF-8
+ * sequence counts as part of the word it sits in. Never fails; an empty text has 0. */
+int atlas_text_words(const char *s);
+
 #endif

@@ -3,6 +3,7 @@
 #ifndef ATLAS_VARINT_H
 #define ATLAS_VARINT_H
 
+#include "error.h"
 #include "strbuf.h"
 
 /* Appends v to out. Returns 0 or ATLAS_ENOMEM. */
@@ -20,24 +21,24 @@ static inline int atlas_varint_put(strbuf *out, unsigned v)
 	return strbuf_append(out, b, (size_t)n);
 }
 
-/* Reads the varint at *p (before end) into *v and advances *p. Returns 0, or -1 when it runs past
- * end or past 32 bits (*p then left anywhere before end). */
+/* Reads the varint at *p (before end) into *v and advances *p. Returns 0, or ATLAS_EINVAL when it runs
+ * past end or past 32 bits (*p then left anywhere before end). */
 static inline int atlas_varint_get(const unsigned char **p, const unsigned char *end, unsigned *v)
 {
 	unsigned r = 0;
 	for (int shift = 0; shift < 35; shift += 7) {
 		if (*p >= end)
-			return -1;
+			return ATLAS_EINVAL;
 		unsigned char b = *(*p)++;
 		if (shift == 28 && b > 0x0f)
-			return -1;
+			return ATLAS_EINVAL;
 		r |= (unsigned)(b & 0x7f) << shift;
 		if (!(b & 0x80)) {
 			*v = r;
 			return 0;
 		}
 	}
-	return -1;
+	return ATLAS_EINVAL;
 }
 
 #endif

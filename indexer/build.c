@@ -2,6 +2,7 @@
  * links, synonyms, vocabulary, read-next candidates and meta, built in a temporary file and
  * renamed into place only after it passed its checks. */
 #include "build.h"
+#include "error.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -370,8 +371,8 @@ fail_nomem:
 ** Documents, sections and the full-text indexes.
 */
 
-/* Makes room in places for the sections of a page of nsecs. Returns 0, or -1 when out of memory
- * (places then as it was, but for the arrays grown). */
+/* Makes room in places for the sections of a page of nsecs. Returns 0, or ATLAS_ENOMEM when out of
+ * memory (places then as it was, but for the arrays grown). */
 static int places_reserve(section_places *places, int nsecs)
 {
 	if (nsecs <= places->cap)
@@ -380,7 +381,7 @@ static int places_reserve(section_places *places, int nsecs)
 	if (atlas_resize(&places->heads_at, (size_t)cap, sizeof(int)) ||
 	    atlas_resize(&places->body_at, (size_t)cap, sizeof(int)) ||
 	    atlas_resize(&places->body_n, (size_t)cap, sizeof(int)))
-		return -1;
+		return ATLAS_ENOMEM;
 	places->cap = cap;
 	return 0;
 }

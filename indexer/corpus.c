@@ -2,6 +2,7 @@
  * its pages' registry, and the section bodies shared with the build's readers. Every problem is
  * reported as file:line. */
 #include "corpus_internal.h"
+#include "error.h"
 #include "grow.h"
 
 #include <errno.h>
@@ -111,7 +112,7 @@ int corpus_share_bodies(corpus *c, int readers)
 	free(c->body_readers);
 	c->body_readers = malloc((size_t)(c->npages ? c->npages : 1) * sizeof(*c->body_readers));
 	if (!c->body_readers)
-		return -1;
+		return ATLAS_ENOMEM;
 	for (int i = 0; i < c->npages; i++)
 		atomic_init(&c->body_readers[i], readers);
 	return 0;

@@ -154,8 +154,8 @@ void corpus_free_sitemap(corpus *c);
 
 /* Declares that each page's section bodies will be read by readers threads (readers >= 1), each
  * calling corpus_release_bodies once per page when done with them: the last frees them, so that a
- * build does not hold all the text of a large corpus while indexing it. Returns 0, or -1 when out
- * of memory (the bodies are then kept until corpus_free, releasing does nothing). */
+ * build does not hold all the text of a large corpus while indexing it. Returns 0, or ATLAS_ENOMEM
+ * when out of memory (the bodies are then kept until corpus_free, releasing does nothing). */
 int corpus_share_bodies(corpus *c, int readers);
 
 /* Called by one of the readers of corpus_share_bodies done with page i's section bodies; the last

@@ -2,6 +2,7 @@
  * browsers read them): its text, its metadata and navigation (selectors: html_select.c; the
  * content root: html_content.c; charsets: html_charset.c). */
 #include "html_internal.h"
+#include "error.h"
 #include "utf8.h"
 
 #include <cjson/cJSON.h>
@@ -141,7 +142,7 @@ int add_ref(html_ref **v, int *n, const char *href, char *text, int line)
 	html_ref *r = *v;
 	if (full(*n) && !(r = realloc(*v, (size_t)(*n ? *n * 2 : 1) * sizeof(*r)))) {
 		free(text);
-		return -1;
+		return ATLAS_ENOMEM;
 	}
 	*v = r;
 	r[*n].href = strdup(href);
@@ -149,7 +150,7 @@ int add_ref(html_ref **v, int *n, const char *href, char *text, int line)
 	r[*n].line = line;
 	if (!r[*n].href) {
 		free(text);
-		return -1;
+		return ATLAS_ENOMEM;
 	}
 	(*n)++;
 	return 0;
@@ -159,10 +160,10 @@ int add_string(char ***v, int *n, const char *s)
 {
 	char **r = *v;
 	if (full(*n) && !(r = realloc(*v, (size_t)(*n ? *n * 2 : 1) * sizeof(*r))))
-		return -1;
+		return ATLAS_ENOMEM;
 	*v = r;
 	if (!(r[*n] = strdup(s)))
-		return -1;
+		return ATLAS_ENOMEM;
 	(*n)++;
 	return 0;
 }

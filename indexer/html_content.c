@@ -378,18 +378,6 @@ static void body_node(body_state *st, const GumboNode *node)
 		break_line(st);
 }
 
-static int count_words(const char *s)
-{
-	int n = 0, in = 0;
-	for (; *s; s++) {
-		int w = (unsigned char)*s > ' ';
-		if (w && !in)
-			n++;
-		in = w;
-	}
-	return n;
-}
-
 /* The parse tree's memory: gumbo allocates for every node, attribute and piece of text, and
  * freeing them one by one was a fifth of reading a page. They come from chunks that are let go
  * together when the page is read; the first chunk is kept for the thread's next page. */
@@ -514,8 +502,8 @@ int html_read(html_page *p, const char *data, size_t n, const html_opts *o)
 		return -1;
 	}
 	for (int i = 0; i < p->nsecs; i++)
-		p->words += (p->secs[i].heading ? count_words(p->secs[i].heading) : 0) +
-			    count_words(p->text + p->secs[i].body_off);
+		p->words += (p->secs[i].heading ? atlas_text_words(p->secs[i].heading) : 0) +
+			    atlas_text_words(p->text + p->secs[i].body_off);
 	return 0;
 }
 

@@ -48,9 +48,10 @@ char *trimmed_dup(const char *s);
 /* html.c: the whole document */
 
 /* Appends (a copy of href, text (taken over), line) to *v, of *n, grown by doubling. Returns 0, or
- * -1 when out of memory (text then freed). */
+ * ATLAS_ENOMEM when out of memory (text then freed). */
 int add_ref(html_ref **v, int *n, const char *href, char *text, int line);
-/* Appends a copy of s to *v, of *n, grown by doubling. Returns 0, or -1 when out of memory. */
+/* Appends a copy of s to *v, of *n, grown by doubling. Returns 0, or ATLAS_ENOMEM when out of
+ * memory. */
 int add_string(char ***v, int *n, const char *s);
 /* Reads node and what is below it into st: the page's metadata, navigation (breadcrumbs, up,
  * next, guides) and the candidates for its content root. Out of memory sets st->oom. */

@@ -1,6 +1,7 @@
 /* keep.c - page sources in the index, and --keep-going: invalid page files built at their last good
  * version (from the index being replaced) in a shadow copy of the source directory, or left out. */
 #include "keep.h"
+#include "error.h"
 
 #include <dirent.h>
 #include <errno.h>

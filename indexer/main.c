@@ -67,6 +67,94 @@ static void print_diags(const diag_list *d)
 			d->items[i].severity == DIAG_ERROR ? "error" : "warning", d->items[i].msg);
 }
 
+/* The command line's choices; the strings point into argv. */
+typedef struct index_args {
+	const char *dir, *out, *site_dir, *config;
+	int check, strict, quiet, keep_going, fts_memory;
+} index_args;
+
+/* Reads the command line into a (zeroed first). Returns -1 when the build is to go on, or the
+ * exit status (0 after --help or --version, 2 after a usage error printed on stderr). */
+static int parse_args(index_args *a, int argc, char **argv)
+{
+	memset(a, 0, sizeof(*a));
+	static const struct option opts[] = {
+		{ "corpus", required_argument, NULL, 'c' }, { "out", required_argument, NULL, 'o' },
+		{ "check", no_argument, NULL, 'k' },        { "strict", no_argument, NULL, 's' },
+		{ "quiet", no_argument, NULL, 'q' },        { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },      { "fts-memory", required_argument, NULL, 'm' },
+		{ "site", required_argument, NULL, 'S' },   { "config", required_argument, NULL, 'C' },
+		{ "keep-going", no_argument, NULL, 'K' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': a->dir = optarg; break;
+		case 'o': a->out = optarg; break;
+		case 'S': a->site_dir = optarg; break;
+		case 'C': a->config = optarg; break;
+		case 'k': a->check = 1; break;
+		case 's': a->strict = 1; break;
+		case 'q': a->quiet = 1; break;
+		case 'K': a->keep_going = 1; break;
+		case 'm': {
+			char *end;
+			errno = 0;
+			long v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > BUILD_FTS_MEMORY_MIB_MAX) {
+				fprintf(stderr, "atlas-index: --fts-memory must be a number from 1 to %d\n%s",
+					BUILD_FTS_MEMORY_MIB_MAX, usage);
+				return 2;
+			}
+			a->fts_memory = (int)v;
+			break;
+		}
+		case 'h': fputs(usage, stdout); return 0;
+		case 'V': printf("atlas-index %s\n", ATLAS_VERSION); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "atlas-index: unexpected argument '%s'\n%s", argv[optind], usage);
+		return 2;
+	}
+	if (a->dir && a->site_dir) {
+		fprintf(stderr, "atlas-index: --corpus and --site cannot be given together\n%s", usage);
+		return 2;
+	}
+	if (a->config && !a->site_dir) {
+		fprintf(stderr, "atlas-index: --config goes with --site\n%s", usage);
+		return 2;
+	}
+	if ((!a->dir && !a->site_dir) || (!a->out && !a->check)) {
+		fprintf(stderr, "atlas-index: --corpus and --out are required (or --site and --out; --out may be left out with --check)\n%s", usage);
+		return 2;
+	}
+	return -1;
+}
+
+/* Prints the build's summary on stdout: the counts in st, the corpus c's size and d's warnings,
+ * the total and reading times in milliseconds. */
+static void print_stats(const build_stats *st, const corpus *c, const diag_list *d, const char *out,
+			const char *what, double total_ms, double t_read)
+{
+	printf("atlas-index: built %s (build %s)\n", out, st->build_id);
+	printf("  pages       %d  (%d explainers, %d guides, %d topics, %d site pages)\n", c->npages,
+	       st->pages[ATLAS_TYPE_EXPLAINER], st->pages[ATLAS_TYPE_GUIDE], st->pages[ATLAS_TYPE_TOPIC], st->pages[ATLAS_TYPE_PAGE]);
+	printf("  sections    %d\n", st->sections);
+	printf("  terms       %d distinct\n", st->terms);
+	printf("  links       %d\n", st->links);
+	printf("  guide steps %d\n", st->guide_steps);
+	printf("  read next   %d candidates\n", st->candidates);
+	printf("  warnings    %d\n", d->warnings);
+	printf("  %-11s %.1f KiB, index %.1f KiB\n", what, c->bytes / 1024.0, st->index_bytes / 1024.0);
+	printf("  time        %.0f ms (reading %.0f ms", total_ms, t_read);
+	for (int i = 0; i < st->nphases; i++)
+		printf(", %s %.0f ms", st->phase_name[i], st->phase_ms[i]);
+	printf(")\n");
+}
+
 int main(int argc, char **argv)
 {
 	/* the corpus's vocabulary in the stem cache: with the default 4096 slots a quarter of the
@@ -81,61 +169,13 @@ int main(int argc, char **argv)
 	 * mapped on their own and given back when freed: glibc's threshold otherwise grows with the
 	 * first such block freed, and the build's peak with what it cannot give back */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-	const char *dir = NULL, *out = NULL, *site_dir = NULL, *config = NULL;
-	int check = 0, strict = 0, quiet = 0, keep_going = 0, fts_memory = 0;
-	static const struct option opts[] = {
-		{ "corpus", required_argument, NULL, 'c' }, { "out", required_argument, NULL, 'o' },
-		{ "check", no_argument, NULL, 'k' },        { "strict", no_argument, NULL, 's' },
-		{ "quiet", no_argument, NULL, 'q' },        { "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },      { "fts-memory", required_argument, NULL, 'm' },
-		{ "site", required_argument, NULL, 'S' },   { "config", required_argument, NULL, 'C' },
-		{ "keep-going", no_argument, NULL, 'K' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int ch;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'c': dir = optarg; break;
-		case 'o': out = optarg; break;
-		case 'S': site_dir = optarg; break;
-		case 'C': config = optarg; break;
-		case 'k': check = 1; break;
-		case 's': strict = 1; break;
-		case 'q': quiet = 1; break;
-		case 'K': keep_going = 1; break;
-		case 'm': {
-			char *end;
-			errno = 0;
-			long v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 1 || v > BUILD_FTS_MEMORY_MIB_MAX) {
-				fprintf(stderr, "atlas-index: --fts-memory must be a number from 1 to %d\n%s",
-					BUILD_FTS_MEMORY_MIB_MAX, usage);
-				return 2;
-			}
-			fts_memory = (int)v;
-			break;
-		}
-		case 'h': fputs(usage, stdout); return 0;
-		case 'V': printf("atlas-index %s\n", ATLAS_VERSION); return 0;
-		default: fputs(usage, stderr); return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "atlas-index: unexpected argument '%s'\n%s", argv[optind], usage);
-		return 2;
-	}
-	if (dir && site_dir) {
-		fprintf(stderr, "atlas-index: --corpus and --site cannot be given together\n%s", usage);
-		return 2;
-	}
-	if (config && !site_dir) {
-		fprintf(stderr, "atlas-index: --config goes with --site\n%s", usage);
-		return 2;
-	}
-	if ((!dir && !site_dir) || (!out && !check)) {
-		fprintf(stderr, "atlas-index: --corpus and --out are required (or --site and --out; --out may be left out with --check)\n%s", usage);
-		return 2;
-	}
+	index_args args;
+	int parsed = parse_args(&args, argc, argv);
+	if (parsed >= 0)
+		return parsed;
+	const char *dir = args.dir, *out = args.out, *site_dir = args.site_dir, *config = args.config;
+	int check = args.check, strict = args.strict, quiet = args.quiet, keep_going = args.keep_going;
+	int fts_memory = args.fts_memory;
 	double t0 = now_ms();
 	diag_list d = { 0 };
 	corpus c;
@@ -185,20 +225,7 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	if (!quiet) {
-		printf("atlas-index: built %s (build %s)\n", out, st.build_id);
-		printf("  pages       %d  (%d explainers, %d guides, %d topics, %d site pages)\n", c.npages,
-		       st.pages[ATLAS_TYPE_EXPLAINER], st.pages[ATLAS_TYPE_GUIDE], st.pages[ATLAS_TYPE_TOPIC], st.pages[ATLAS_TYPE_PAGE]);
-		printf("  sections    %d\n", st.sections);
-		printf("  terms       %d distinct\n", st.terms);
-		printf("  links       %d\n", st.links);
-		printf("  guide steps %d\n", st.guide_steps);
-		printf("  read next   %d candidates\n", st.candidates);
-		printf("  warnings    %d\n", d.warnings);
-		printf("  %-11s %.1f KiB, index %.1f KiB\n", what, c.bytes / 1024.0, st.index_bytes / 1024.0);
-		printf("  time        %.0f ms (reading %.0f ms", now_ms() - t0, t_read);
-		for (int i = 0; i < st.nphases; i++)
-			printf(", %s %.0f ms", st.phase_name[i], st.phase_ms[i]);
-		printf(")\n");
+		print_stats(&st, &c, &d, out, what, now_ms() - t0, t_read);
 	}
 done:
 	keep_free(&k);

@@ -1,6 +1,8 @@
 /* markdown.c - a page's Markdown body (md4c): its sections, plain text, anchors and links. */
 #include "corpus_internal.h"
+#include "error.h"
 #include "anchor.h"
+#include "utf8.h"
 
 #include <md4c.h>
 #include <stdio.h>
@@ -31,12 +33,14 @@ static section *current_section(md_state *st)
 	return &st->p->secs[st->p->nsecs - 1];
 }
 
+/* Starts a section of the page at level with a copy of heading. Returns 0, or ATLAS_ENOMEM when out
+ * of memory. */
 static int add_section(md_state *st, int level, const char *heading)
 {
 	page *p = st->p;
 	section *secs = realloc(p->secs, (size_t)(p->nsecs + 1) * sizeof(*secs));
 	if (!secs)
-		return -1;
+		return ATLAS_ENOMEM;
 	p->secs = secs;
 	section *s = &secs[p->nsecs];
 	memset(s, 0, sizeof(*s));
@@ -300,18 +304,6 @@ static int md_text(MD_TEXTTYPE type, const MD_CHAR *text, MD_SIZE size, void *ud
 	}
 }
 
-static int count_words(const char *s)
-{
-	int n = 0, in = 0;
-	for (; *s; s++) {
-		int w = (unsigned char)*s > ' ';
-		if (w && !in)
-			n++;
-		in = w;
-	}
-	return n;
-}
-
 int corpus_parse_body(page *p, const char *body, size_t n, int body_line)
 {
 	md_state st;
@@ -353,10 +345,10 @@ int corpus_parse_body(page *p, const char *body, size_t n, int body_line)
 		x->body = p->text + x->body_off;
 		x->body_len = len - x->body_off;
 		len = x->body_off ? x->body_off - 1 : 0; /* the NUL before this body */
-		p->words += (i ? count_words(x->heading) : 0) + count_words(x->body);
+		p->words += (i ? atlas_text_words(x->heading) : 0) + atlas_text_words(x->body);
 	}
 	if (p->description)
-		p->words -= count_words(p->description);
+		p->words -= atlas_text_words(p->description);
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /* page.c - one page file: its front matter (cJSON) checked into a page, the page packed into one
  * block, and the blocks its section texts are gathered into. */
 #include "corpus_internal.h"
+#include "error.h"
 #include "utf8.h"
 
 #include <cjson/cJSON.h>

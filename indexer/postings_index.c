@@ -10,7 +10,7 @@
 #include "strbuf.h"
 #include "../query/rank.h"
 
-/* The fts column named name (n bytes), or -1. */
+/* The fts column named name (n bytes), or -1 when none is: a lookup, not an error code. */
 static int column_of(const char *name, int n)
 {
 	static const char *const names[FTS_NCOLS] = { "title", "keywords", "headings", "description",

@@ -1,6 +1,7 @@
 /* similar.c - the text's read-next signals: tf-idf vectors of every page (and, on the way, the
  * vocabulary and stems), and more-like-this candidates over truncated, impact-ordered lists. */
 #include "signals_internal.h"
+#include "error.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -187,8 +188,8 @@ typedef struct raw_vec {
 } raw_vec;
 
 /* Copies the page's weights from v->acc (terms v->touched) into r, packed when every entry fits,
- * and clears them in v->acc, counting each term's document frequency. Returns 0, or -1 when out
- * of memory (r then empty). */
+ * and clears them in v->acc, counting each term's document frequency. Returns 0, or ATLAS_ENOMEM
+ * when out of memory (r then empty). */
 static int raw_vec_keep(raw_vec *r, vec_ctx *v)
 {
 	bool wide = false;
@@ -202,7 +203,7 @@ static int raw_vec_keep(raw_vec *r, vec_ctx *v)
 	r->n = 0;
 	r->wide = wide;
 	if (!r->entries)
-		return -1;
+		return ATLAS_ENOMEM;
 	for (int k = 0; k < v->ntouched; k++) {
 		int t = v->touched[k];
 		if (wide)
@@ -396,8 +397,8 @@ static void mlt_lists_free(mlt_lists *m)
 
 /* Makes m, the lists of the nterms terms over the vectors of c's pages (vecs, nvec), each
  * impact-ordered and truncated to its MLT_LIST strongest pages, so that the work per page is
- * bounded (MLT_TERMS x MLT_LIST) however large the corpus grows. Returns 0, or -1 when out of
- * memory (m then holds what mlt_lists_free frees). */
+ * bounded (MLT_TERMS x MLT_LIST) however large the corpus grows. Returns 0, or ATLAS_ENOMEM when
+ * out of memory (m then holds what mlt_lists_free frees). */
 static int mlt_lists_make(mlt_lists *m, const corpus *c, int nterms, term_w *const *vecs, const int *nvec)
 {
 	int n = c->npages;
@@ -406,14 +407,14 @@ static int mlt_lists_make(mlt_lists *m, const corpus *c, int nterms, term_w *con
 	m->plist = calloc((size_t)nterms + 1, sizeof(posting *));
 	m->cut = malloc(((size_t)nterms + 1) * sizeof(posting));
 	if (!m->plen || !m->plist || !m->cut)
-		return -1;
+		return ATLAS_ENOMEM;
 	for (int pi = 0; pi < n; pi++)
 		for (int k = 0; k < nvec[pi] && c->pages[pi].type != ATLAS_TYPE_PAGE; k++)
 			m->plen[vecs[pi][k].term]++;
 	for (int t = 0; t < nterms; t++) {
 		m->plist[t] = malloc((size_t)(m->plen[t] ? m->plen[t] : 1) * sizeof(posting));
 		if (!m->plist[t])
-			return -1;
+			return ATLAS_ENOMEM;
 		m->plen[t] = 0;
 	}
 	for (int pi = 0; pi < n; pi++)
@@ -458,8 +459,8 @@ static void mlt_work_free(mlt_work *w)
 	strbuf_free(&w->detail);
 }
 
-/* Makes w for the n pages and the terms of v. Returns 0, or -1 when out of memory (w then holds
- * what mlt_work_free frees). */
+/* Makes w for the n pages and the terms of v. Returns 0, or ATLAS_ENOMEM when out of memory (w then
+ * holds what mlt_work_free frees). */
 static int mlt_work_make(mlt_work *w, vec_ctx *v, int n)
 {
 	w->at = calloc((size_t)v->nterms + 1, sizeof(int));
@@ -472,7 +473,7 @@ static int mlt_work_make(mlt_work *w, vec_ctx *v, int n)
 	w->names_used = 0;
 	w->detail = (strbuf)STRBUF_INIT;
 	if (!w->at || !w->score || !w->seen || !w->hit || !w->top || !w->names || !w->name_id)
-		return -1;
+		return ATLAS_ENOMEM;
 	for (int t = 0; t < v->nterms; t++)
 		w->name_id[t] = -1;
 	return 0;

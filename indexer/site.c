@@ -2,6 +2,7 @@
  * sitemap, link targets, and the whole site put together (configuration: site_config.c; titles and
  * pages: site_pages.c; parents, topics, guides and types: site_structure.c). */
 #include "site_internal.h"
+#include "error.h"
 #include "anchor.h"
 #include "html.h"
 
@@ -54,13 +55,15 @@ static bool is_html_name(const char *n)
 	return (l > 5 && strcasecmp(n + l - 5, ".html") == 0) || (l > 4 && strcasecmp(n + l - 4, ".htm") == 0);
 }
 
+/* Adds the file rel (relative to the site's folder) to s->files. Returns 0, or ATLAS_ENOMEM when
+ * out of memory (s->files then as it was). */
 static int add_file(site *s, const char *rel)
 {
 	if (s->nfiles == s->capfiles) {
 		int cap = s->capfiles ? s->capfiles * 2 : 256;
 		site_file *f = realloc(s->files, (size_t)cap * sizeof(*f));
 		if (!f)
-			return -1;
+			return ATLAS_ENOMEM;
 		s->files = f;
 		s->capfiles = cap;
 	}
@@ -72,7 +75,7 @@ static int add_file(site *s, const char *rel)
 	if (!f->rel || !f->file) {
 		free(f->rel);
 		free(f->file);
-		return -1;
+		return ATLAS_ENOMEM;
 	}
 	snprintf(f->file, n, "%s/%s", s->dir, rel);
 	f->page = f->parent = f->next = f->topic = -1;
@@ -320,7 +323,7 @@ static bool resolve(const site *s, const char *rel, const char *href, char *out,
 }
 
 /* The file a resolved path serves: itself, or its folder's index page. Returns the file's index,
- * or -1. */
+ * or -1 when there is none (not an error code). */
 static int file_of(const site *s, const char *rel)
 {
 	int *i = strmap_get(&s->by_rel, rel);
@@ -346,8 +349,9 @@ static int file_of(const site *s, const char *rel)
 	return -1;
 }
 
-/* The page file href names from file fi, or -1; *exists is false when href names a file of the
- * site that is missing. frag (of fragn bytes, may be NULL) gets href's fragment. */
+/* The page file href names from file fi, or -1 when none (not an error code); *exists is false when
+ * href names a file of the site that is missing. frag (of fragn bytes, may be NULL) gets href's
+ * fragment. */
 int target_of(const site *s, int fi, const char *href, bool *exists, char *frag, size_t fragn)
 {
 	char rel[4096];
@@ -519,6 +523,114 @@ static int gather_batch(corpus *c, int from)
 	return c->npages;
 }
 
+/* Adds the files' digests and sizes to the corpus's and reports each file that could not be
+ * read or decoded, in file order. Never fails. */
+static void report_reads(site *s)
+{
+	corpus *c = s->c;
+	diag_list *d = s->d;
+	for (int i = 0; i < s->nfiles; i++) {
+		site_file *f = &s->files[i];
+		c->digest = fnv1a(c->digest ? c->digest : 1469598103934665603ULL, &f->digest, sizeof(f->digest));
+		c->bytes += f->bytes;
+		if (f->read_errno)
+			diag_add(d, f->file, 0, DIAG_ERROR, "cannot read: %s", strerror(f->read_errno));
+		else if (f->decode_rc == -1)
+			diag_add(d, f->file, 1, DIAG_ERROR, "cannot decode: unknown charset \"%s\"", f->charset);
+		else if (f->decode_rc)
+			diag_add(d, f->file, 0, DIAG_ERROR, "out of memory");
+		else if (f->replaced)
+			diag_add(d, f->file, 1, warn_sev(s), "%ld byte%s not valid %s, replaced", f->replaced,
+				 f->replaced == 1 ? "" : "s", f->charset);
+	}
+}
+
+/* Sets c->site_url (the configuration's, the sitemap's or the canonicals' address, or "") and
+ * s->base, the URL path folder pages' paths are relative to. Allocation failures leave a field
+ * NULL or ""; never fails otherwise. */
+static void find_site_address(site *s)
+{
+	corpus *c = s->c;
+	if (s->cfg.site_url)
+		c->site_url = strdup(s->cfg.site_url);
+	s->base = strdup("");
+	read_sitemap(s);
+	bool found = !c->site_url;
+	if (!c->site_url)
+		c->site_url = url_from_canonicals(s);
+	if (!c->site_url)
+		c->site_url = strdup("");
+	if (!c->have_sitemap || s->cfg.site_url) {
+		/* the folder of the URL's path: the pages' paths below it when it was found, the
+		 * configuration's site_url being the address paths are relative to */
+		const char *h = strstr(c->site_url, "://");
+		char *p = h ? strchr(h + 3, '/') : NULL;
+		free(s->base);
+		s->base = strdup(p ? p : "");
+		if (p && found && s->base && *s->base) {
+			*p = '\0';
+			s->base_in_paths = true;
+		}
+	}
+}
+
+/* Makes the corpus's pages from the read files, in file order, with each page's path taken
+ * from the sitemap or its file; reports pages missing from the sitemap, duplicate paths and empty
+ * pages. Out of memory for a page is reported and the page left out; when the page array cannot
+ * grow, the rest are left out. Texts are gathered into blocks batch by batch. */
+static void add_pages(site *s)
+{
+	corpus *c = s->c;
+	diag_list *d = s->d;
+	int gathered = 0; /* pages whose texts are in blocks */
+	for (int fi = 0; fi < s->nfiles; fi++) {
+		site_file *f = &s->files[fi];
+		if (!f->ok || f->hp.skip)
+			continue;
+		if (!f->path) {
+			if (c->have_sitemap)
+				diag_add(d, f->file, 1, warn_sev(s), "page /%s is not in sitemap.xml", f->rel);
+			const char *b = s->base_in_paths ? s->base : "";
+			size_t n = strlen(b) + strlen(f->rel) + 2;
+			if ((f->path = malloc(n)))
+				snprintf(f->path, n, "%s/%s", b, f->rel);
+		}
+		if (!f->path)
+			continue;
+		int added = 0;
+		int *idx = strmap_put(&c->page_index, f->path, strlen(f->path), c->npages, &added);
+		if (!idx)
+			continue;
+		if (!added) {
+			diag_add(d, f->file, 1, warn_sev(s), "duplicate path %s (also %s)", f->path,
+				 c->pages[*idx].file);
+			continue;
+		}
+		if (c->npages == c->cappages) {
+			int cap = c->cappages ? c->cappages * 2 : 256;
+			page *pg = realloc(c->pages, (size_t)cap * sizeof(*pg));
+			if (!pg) {
+				diag_add(d, f->file, 0, DIAG_ERROR, "out of memory");
+				break;
+			}
+			c->pages = pg;
+			c->cappages = cap;
+		}
+		page *p = &c->pages[c->npages];
+		if (make_page(s, fi, p)) {
+			diag_add(d, f->file, 0, DIAG_ERROR, "out of memory");
+			page_free(p);
+			continue;
+		}
+		if (!p->words)
+			diag_add(d, f->file, f->hp.body_line, warn_sev(s), "the page's content is empty");
+		f->page = c->npages++;
+		if (c->npages - gathered == SITE_TEXT_BATCH)
+			gathered = gather_batch(c, gathered);
+	}
+	gather_batch(c, gathered);
+}
+
 int site_load(corpus *c, const char *dir, const char *config_path, bool strict, diag_list *d)
 {
 	memset(c, 0, sizeof(*c));
@@ -552,92 +664,10 @@ int site_load(corpus *c, const char *dir, const char *config_path, bool strict, 
 	for (int i = 0; i < s.nfiles; i++)
 		strmap_put(&s.by_rel, s.files[i].rel, strlen(s.files[i].rel), i, NULL);
 	read_all(&s);
-	/* problems of reading, in file order */
-	for (int i = 0; i < s.nfiles; i++) {
-		site_file *f = &s.files[i];
-		c->digest = fnv1a(c->digest ? c->digest : 1469598103934665603ULL, &f->digest, sizeof(f->digest));
-		c->bytes += f->bytes;
-		if (f->read_errno)
-			diag_add(d, f->file, 0, DIAG_ERROR, "cannot read: %s", strerror(f->read_errno));
-		else if (f->decode_rc == -1)
-			diag_add(d, f->file, 1, DIAG_ERROR, "cannot decode: unknown charset \"%s\"", f->charset);
-		else if (f->decode_rc)
-			diag_add(d, f->file, 0, DIAG_ERROR, "out of memory");
-		else if (f->replaced)
-			diag_add(d, f->file, 1, warn_sev(&s), "%ld byte%s not valid %s, replaced", f->replaced,
-				 f->replaced == 1 ? "" : "s", f->charset);
-	}
-	/* the site's address */
-	if (s.cfg.site_url)
-		c->site_url = strdup(s.cfg.site_url);
-	s.base = strdup("");
-	read_sitemap(&s);
-	bool found = !c->site_url;
-	if (!c->site_url)
-		c->site_url = url_from_canonicals(&s);
-	if (!c->site_url)
-		c->site_url = strdup("");
-	if (!c->have_sitemap || s.cfg.site_url) {
-		/* the folder of the URL's path: the pages' paths below it when it was found, the
-		 * configuration's site_url being the address paths are relative to */
-		const char *h = strstr(c->site_url, "://");
-		char *p = h ? strchr(h + 3, '/') : NULL;
-		free(s.base);
-		s.base = strdup(p ? p : "");
-		if (p && found && s.base && *s.base) {
-			*p = '\0';
-			s.base_in_paths = true;
-		}
-	}
+	report_reads(&s);
+	find_site_address(&s);
 	find_title_affix(&s);
-	int gathered = 0; /* pages whose texts are in blocks */
-	/* pages, in file order */
-	for (int fi = 0; fi < s.nfiles; fi++) {
-		site_file *f = &s.files[fi];
-		if (!f->ok || f->hp.skip)
-			continue;
-		if (!f->path) {
-			if (c->have_sitemap)
-				diag_add(d, f->file, 1, warn_sev(&s), "page /%s is not in sitemap.xml", f->rel);
-			const char *b = s.base_in_paths ? s.base : "";
-			size_t n = strlen(b) + strlen(f->rel) + 2;
-			if ((f->path = malloc(n)))
-				snprintf(f->path, n, "%s/%s", b, f->rel);
-		}
-		if (!f->path)
-			continue;
-		int added = 0;
-		int *idx = strmap_put(&c->page_index, f->path, strlen(f->path), c->npages, &added);
-		if (!idx)
-			continue;
-		if (!added) {
-			diag_add(d, f->file, 1, warn_sev(&s), "duplicate path %s (also %s)", f->path,
-				 c->pages[*idx].file);
-			continue;
-		}
-		if (c->npages == c->cappages) {
-			int cap = c->cappages ? c->cappages * 2 : 256;
-			page *pg = realloc(c->pages, (size_t)cap * sizeof(*pg));
-			if (!pg) {
-				diag_add(d, f->file, 0, DIAG_ERROR, "out of memory");
-				break;
-			}
-			c->pages = pg;
-			c->cappages = cap;
-		}
-		page *p = &c->pages[c->npages];
-		if (make_page(&s, fi, p)) {
-			diag_add(d, f->file, 0, DIAG_ERROR, "out of memory");
-			page_free(p);
-			continue;
-		}
-		if (!p->words)
-			diag_add(d, f->file, f->hp.body_line, warn_sev(&s), "the page's content is empty");
-		f->page = c->npages++;
-		if (c->npages - gathered == SITE_TEXT_BATCH)
-			gathered = gather_batch(c, gathered);
-	}
-	gather_batch(c, gathered);
+	add_pages(&s);
 	/* the parsed pages' texts, freed page by page, lie between what is kept: given back */
 	malloc_trim(0);
 	resolve_links(&s);

@@ -111,6 +111,8 @@ bool site_glob_match(const char *glob, const char *path)
 ** Configuration.
 */
 
+/* The page type named n (an enum atlas_page_type), or -1 when n names none: a lookup, not an
+ * error code. */
 static int type_of_name(const char *n)
 {
 	for (int t = 0; t < 4; t++)
@@ -168,6 +170,90 @@ static bool selector_text(cJSON *v, strbuf *sb)
 	return true;
 }
 
+/* Applies one key of the configuration's object to s->cfg (the ignore selectors are added to ig,
+ * parsed once all keys are read); path and text name the file for diagnostics. Returns 0, or -1
+ * after recording in s->d why the key's value is wrong; an unknown key is a warning and 0. */
+static int config_key(site *s, const char *path, const char *text, cJSON *item, strbuf *ig)
+{
+	int rc = 0;
+	const char *k = item->string;
+	int line = key_line(text, k);
+	if (strcmp(k, "site_url") == 0) {
+		if (!cJSON_IsString(item)) {
+			diag_add(s->d, path, line, DIAG_ERROR, "site_url must be a string");
+			return -1;
+		}
+		s->cfg.site_url = strdup(item->valuestring);
+		size_t l = strlen(s->cfg.site_url);
+		while (l && s->cfg.site_url[l - 1] == '/')
+			s->cfg.site_url[--l] = '\0';
+	} else if (strcmp(k, "exclude") == 0) {
+		cJSON *e;
+		bool ok = cJSON_IsArray(item);
+		cJSON_ArrayForEach(e, item) ok = ok && cJSON_IsString(e);
+		if (!ok) {
+			diag_add(s->d, path, line, DIAG_ERROR, "exclude must be an array of glob strings");
+			return -1;
+		}
+		int cnt = cJSON_GetArraySize(item);
+		s->cfg.exclude = calloc((size_t)(cnt ? cnt : 1), sizeof(char *));
+		cJSON_ArrayForEach(e, item) if (s->cfg.exclude)
+			s->cfg.exclude[s->cfg.nexclude++] = strdup(e->valuestring);
+	} else if (strcmp(k, "content") == 0 || strcmp(k, "ignore") == 0) {
+		strbuf t = STRBUF_INIT;
+		if (!selector_text(item, &t)) {
+			diag_add(s->d, path, line, DIAG_ERROR, "%s must be a selector string or an array of them", k);
+			rc = -1;
+		} else if (k[0] == 'c') {
+			char err[200];
+			if (!(s->cfg.content = html_sel_parse(strbuf_str(&t), err, sizeof(err)))) {
+				diag_add(s->d, path, line, DIAG_ERROR, "content: %s", err);
+				rc = -1;
+			}
+		} else {
+			strbuf_putc(ig, ',');
+			strbuf_puts(ig, strbuf_str(&t));
+		}
+		strbuf_free(&t);
+	} else if (strcmp(k, "topic_root") == 0) {
+		if (!cJSON_IsString(item) || item->valuestring[0] != '/') {
+			diag_add(s->d, path, line, DIAG_ERROR, "topic_root must be a path starting with /");
+			return -1;
+		}
+		strbuf t = STRBUF_INIT;
+		strbuf_puts(&t, item->valuestring + 1);
+		if (t.len && t.buf[t.len - 1] != '/')
+			strbuf_putc(&t, '/');
+		free(s->cfg.topic_root);
+		s->cfg.topic_root = strbuf_detach(&t);
+		if (!s->cfg.topic_root)
+			s->cfg.topic_root = strdup("");
+	} else if (strcmp(k, "types") == 0) {
+		if (!cJSON_IsObject(item)) {
+			diag_add(s->d, path, line, DIAG_ERROR,
+				 "types must be an object of globs and page types (explainer, guide, topic, page)");
+			return -1;
+		}
+		int cnt = cJSON_GetArraySize(item);
+		s->cfg.types = calloc((size_t)(cnt ? cnt : 1), sizeof(type_rule));
+		cJSON *e;
+		cJSON_ArrayForEach(e, item)
+		{
+			int t = cJSON_IsString(e) ? type_of_name(e->valuestring) : -1;
+			if (t < 0) {
+				diag_add(s->d, path, key_line(text, e->string), DIAG_ERROR,
+					 "type of \"%s\" must be explainer, guide, topic or page", e->string);
+				rc = -1;
+			} else if (s->cfg.types) {
+				s->cfg.types[s->cfg.ntypes++] = (type_rule){ strdup(e->string), (enum atlas_page_type)t };
+			}
+		}
+	} else {
+		diag_add(s->d, path, line, warn_sev(s), "unknown configuration key \"%s\"", k);
+	}
+	return rc;
+}
+
 /* Reads the configuration; a missing default file is no configuration. Returns 0, or -1 after
  * recording why in d. */
 int config_load(site *s, const char *path)
@@ -210,85 +296,8 @@ int config_load(site *s, const char *path)
 	cJSON *item;
 	cJSON_ArrayForEach(item, root)
 	{
-		const char *k = item->string;
-		int line = key_line(text, k);
-		if (strcmp(k, "site_url") == 0) {
-			if (!cJSON_IsString(item)) {
-				diag_add(s->d, path, line, DIAG_ERROR, "site_url must be a string");
-				rc = -1;
-				continue;
-			}
-			s->cfg.site_url = strdup(item->valuestring);
-			size_t l = strlen(s->cfg.site_url);
-			while (l && s->cfg.site_url[l - 1] == '/')
-				s->cfg.site_url[--l] = '\0';
-		} else if (strcmp(k, "exclude") == 0) {
-			cJSON *e;
-			bool ok = cJSON_IsArray(item);
-			cJSON_ArrayForEach(e, item) ok = ok && cJSON_IsString(e);
-			if (!ok) {
-				diag_add(s->d, path, line, DIAG_ERROR, "exclude must be an array of glob strings");
-				rc = -1;
-				continue;
-			}
-			int cnt = cJSON_GetArraySize(item);
-			s->cfg.exclude = calloc((size_t)(cnt ? cnt : 1), sizeof(char *));
-			cJSON_ArrayForEach(e, item) if (s->cfg.exclude)
-				s->cfg.exclude[s->cfg.nexclude++] = strdup(e->valuestring);
-		} else if (strcmp(k, "content") == 0 || strcmp(k, "ignore") == 0) {
-			strbuf t = STRBUF_INIT;
-			if (!selector_text(item, &t)) {
-				diag_add(s->d, path, line, DIAG_ERROR, "%s must be a selector string or an array of them", k);
-				rc = -1;
-			} else if (k[0] == 'c') {
-				char err[200];
-				if (!(s->cfg.content = html_sel_parse(strbuf_str(&t), err, sizeof(err)))) {
-					diag_add(s->d, path, line, DIAG_ERROR, "content: %s", err);
-					rc = -1;
-				}
-			} else {
-				strbuf_putc(&ig, ',');
-				strbuf_puts(&ig, strbuf_str(&t));
-			}
-			strbuf_free(&t);
-		} else if (strcmp(k, "topic_root") == 0) {
-			if (!cJSON_IsString(item) || item->valuestring[0] != '/') {
-				diag_add(s->d, path, line, DIAG_ERROR, "topic_root must be a path starting with /");
-				rc = -1;
-				continue;
-			}
-			strbuf t = STRBUF_INIT;
-			strbuf_puts(&t, item->valuestring + 1);
-			if (t.len && t.buf[t.len - 1] != '/')
-				strbuf_putc(&t, '/');
-			free(s->cfg.topic_root);
-			s->cfg.topic_root = strbuf_detach(&t);
-			if (!s->cfg.topic_root)
-				s->cfg.topic_root = strdup("");
-		} else if (strcmp(k, "types") == 0) {
-			if (!cJSON_IsObject(item)) {
-				diag_add(s->d, path, line, DIAG_ERROR,
-					 "types must be an object of globs and page types (explainer, guide, topic, page)");
-				rc = -1;
-				continue;
-			}
-			int cnt = cJSON_GetArraySize(item);
-			s->cfg.types = calloc((size_t)(cnt ? cnt : 1), sizeof(type_rule));
-			cJSON *e;
-			cJSON_ArrayForEach(e, item)
-			{
-				int t = cJSON_IsString(e) ? type_of_name(e->valuestring) : -1;
-				if (t < 0) {
-					diag_add(s->d, path, key_line(text, e->string), DIAG_ERROR,
-						 "type of \"%s\" must be explainer, guide, topic or page", e->string);
-					rc = -1;
-				} else if (s->cfg.types) {
-					s->cfg.types[s->cfg.ntypes++] = (type_rule){ strdup(e->string), (enum atlas_page_type)t };
-				}
-			}
-		} else {
-			diag_add(s->d, path, line, warn_sev(s), "unknown configuration key \"%s\"", k);
-		}
+		if (config_key(s, path, text, item, &ig))
+			rc = -1;
 	}
 selectors: {
 	char err[200];

@@ -98,7 +98,7 @@ void read_sitemap(site *s);
 /* Lists the HTML files below rel (a folder, "" for the top), following symbolic links only to
  * files inside the site's folder. */
 void walk(site *s, const char *rel, int depth);
-/* The page file href names from file fi, or -1 (set *outside when it leaves the site). */
+/* The page file href names from file fi, or -1 when none (not an error code); see site.c. */
 int target_of(const site *s, int fi, const char *href, bool *exists, char *frag, size_t fragn);
 
 /* site_config.c */

@@ -1,6 +1,7 @@
 /* site_pages.c - a built site's pages: the title affix every page repeats, each HTML file made a
  * page, its links resolved to pages. */
 #include "site_internal.h"
+#include "error.h"
 #include "anchor.h"
 
 #include <cjson/cJSON.h>
@@ -173,7 +174,7 @@ static void split_keywords(const char *kw, char ***out, int *n)
 
 /* Makes the corpus page of file fi (its path set, its HTML read): the lead (description, then
  * the text before the first heading), one section a heading with the page's own anchor. Returns
- * 0 or -1 when out of memory. */
+ * 0 or ATLAS_ENOMEM when out of memory. */
 int make_page(site *s, int fi, page *p)
 {
 	site_file *f = &s->files[fi];
@@ -201,14 +202,14 @@ int make_page(site *s, int fi, page *p)
 	hp->defs = NULL;
 	hp->ndefs = 0;
 	if (!p->file || !p->title || !p->description || !p->lastmod || !p->image)
-		return -1;
+		return ATLAS_ENOMEM;
 	/* the text: the description and a newline before the lead's own body */
 	size_t dl = strlen(p->description);
 	p->text_len = dl + 1 + hp->text_len;
 	p->text = malloc(p->text_len + 1);
 	p->secs = calloc((size_t)hp->nsecs, sizeof(section));
 	if (!p->text || !p->secs)
-		return -1;
+		return ATLAS_ENOMEM;
 	memcpy(p->text, p->description, dl);
 	p->text[dl] = '\n';
 	memcpy(p->text + dl + 1, hp->text, hp->text_len + 1);
@@ -252,7 +253,7 @@ int make_page(site *s, int fi, page *p)
 		}
 		if (!x->heading || !x->anchor) {
 			strmap_free(&anchors);
-			return -1;
+			return ATLAS_ENOMEM;
 		}
 	}
 	strmap_free(&anchors);

@@ -23,7 +23,7 @@ static bool is_root(const site_file *f)
 }
 
 /* The index page of the folder above file fi (its own folder's for a page that is not an index
- * page), or -1. */
+ * page), or -1 when there is none (not an error code). */
 static int folder_parent(const site *s, int fi)
 {
 	char d[4096];

@@ -3,6 +3,7 @@
  * words, meta), the statements of a search prepared, read next opened (next.h); the engine's
  * accessors, and freeing it. Searching is search.c's. */
 #include "engine.h"
+#include "grow.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -171,13 +172,8 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 	int cap = 0;
 	strbuf sb = STRBUF_INIT;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (e->ndocs == cap) {
-			cap = cap ? cap * 2 : 256;
-			atlas_doc *d = realloc(e->docs, (size_t)cap * sizeof(*d));
-			if (!d)
-				goto oom;
-			e->docs = d;
-		}
+		if (atlas_grow(&e->docs, &cap, e->ndocs, sizeof(*e->docs), 256))
+			goto oom;
 		atlas_doc *d = &e->docs[e->ndocs];
 		memset(d, 0, sizeof(*d));
 		d->id = sqlite3_column_int(st, 0);
@@ -287,14 +283,9 @@ static int load_sections(atlas_engine *e, atlas_error *err)
 		return atlas_error_set(err, ATLAS_ESQL, "read sections: %s", sqlite3_errmsg(e->db));
 	int cap = 0, rc = 0, prev_doc = -1, head = 0, body = 0;
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-		if (e->nsections == cap) {
-			cap = cap ? cap * 2 : 1024;
-			section_info *n = realloc(e->sections, (size_t)cap * sizeof(*n));
-			if (!n) {
-				rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading sections");
-				break;
-			}
-			e->sections = n;
+		if (atlas_grow(&e->sections, &cap, e->nsections, sizeof(*e->sections), 1024)) {
+			rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading sections");
+			break;
 		}
 		section_info *x = &e->sections[e->nsections];
 		int id = sqlite3_column_int(st, 0), doc = sqlite3_column_int(st, 1) - 1;
@@ -547,21 +538,6 @@ unsigned long long letter_set(const char *w, int n)
 	return once | twice << 26;
 }
 
-/* Grows *buf (*cap elements of size sz, 0 for none yet) to hold n + 1, doubling from first.
- * Returns 0, or -1 leaving it as it was. */
-static int grow_for_one(void **buf, int *cap, int n, int first, size_t sz)
-{
-	if (n < *cap)
-		return 0;
-	int c = *cap ? *cap * 2 : first;
-	void *p = realloc(*buf, (size_t)c * sz);
-	if (!p)
-		return -1;
-	*buf = p;
-	*cap = c;
-	return 0;
-}
-
 static int load_vocab(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -569,7 +545,7 @@ static int load_vocab(atlas_engine *e, atlas_error *err)
 		return atlas_error_set(err, ATLAS_ESQL, "read vocabulary: %s", sqlite3_errmsg(e->db));
 	int cap = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (grow_for_one((void **)&e->vocab, &cap, e->nvocab, 4096, sizeof(*e->vocab))) {
+		if (atlas_grow(&e->vocab, &cap, e->nvocab, sizeof(*e->vocab), 4096)) {
 			sqlite3_finalize(st);
 			return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading vocabulary");
 		}
@@ -619,7 +595,7 @@ static int load_synonyms(atlas_engine *e, atlas_error *err)
 		return atlas_error_set(err, ATLAS_ESQL, "read synonyms: %s", sqlite3_errmsg(e->db));
 	int cap = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (grow_for_one((void **)&e->syn, &cap, e->nsyn, 256, sizeof(*e->syn))) {
+		if (atlas_grow(&e->syn, &cap, e->nsyn, sizeof(*e->syn), 256)) {
 			sqlite3_finalize(st);
 			return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading synonyms");
 		}

@@ -244,7 +244,7 @@ const atlas_doc *atlas_engine_doc(const atlas_engine *e, int i);
 int atlas_engine_ndocs(const atlas_engine *e);
 const char *atlas_engine_meta(const atlas_engine *e, const char *key); /* NULL when absent */
 int atlas_engine_vocab_size(const atlas_engine *e);
-/* Returns the doc index of path (NULL-safe), or -1. */
+/* Returns the doc index of path (NULL-safe), or -1 when no page has it: not an error code. */
 int atlas_engine_find(const atlas_engine *e, const char *path);
 
 #endif

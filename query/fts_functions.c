@@ -1,6 +1,7 @@
 /* fts_functions.c - the engine's FTS5 auxiliary function: BM25F with the engine's IDFs, recording
  * each row's matches on the way. */
 #include "fts_functions.h"
+#include "grow.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -31,10 +32,8 @@ static int record_inst(match_record *r, int phrase, int col, int off)
 		int cap = r->cap ? r->cap * 2 : 4096;
 		if (cap > r->limit)
 			cap = r->limit;
-		fts_inst *n = realloc(r->inst, (size_t)cap * sizeof(*n));
-		if (!n)
+		if (atlas_resize(&r->inst, (size_t)cap, sizeof(*r->inst)))
 			return -1;
-		r->inst = n;
 		r->cap = cap;
 	}
 	r->inst[r->ninst++] = (fts_inst){ off, (short)phrase, (short)col };

@@ -1,6 +1,7 @@
 /* json.c - response bodies as JSON: trees of cJSON nodes, and the search response written as text
  * with cJSON's string escaping. */
 #include "json.h"
+#include "error.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -144,23 +145,23 @@ static cJSON *array_in(cJSON *o, const char *key)
  * index or the reader escaped by cJSON (or known to need no escape), the pre-escaped html as it
  * is (see put_html), the numbers by num3_text. */
 
-/* Appends item as cJSON prints it, unformatted, in at most room bytes. Returns 0, or -1 when out
- * of memory. */
+/* Appends item as cJSON prints it, unformatted, in at most room bytes. Returns 0, or ATLAS_ENOMEM
+ * when out of memory. */
 static int put_item(strbuf *sb, cJSON *item, size_t room)
 {
 	/* cJSON asks for five bytes more than it prints */
 	if (strbuf_reserve(sb, room + 5) ||
 	    !cJSON_PrintPreallocated(item, sb->buf + sb->len, (int)(sb->cap - sb->len), 0))
-		return -1;
+		return ATLAS_ENOMEM;
 	sb->len += strlen(sb->buf + sb->len);
 	return 0;
 }
 
-/* Appends s[0..n) in quotes. Returns 0 or -1. */
+/* Appends s[0..n) in quotes. Returns 0 or ATLAS_ENOMEM. */
 static int put_quoted(strbuf *sb, const char *s, size_t n)
 {
 	if (strbuf_reserve(sb, n + 2))
-		return -1;
+		return ATLAS_ENOMEM;
 	char *out = sb->buf + sb->len;
 	out[0] = '"';
 	memcpy(out + 1, s, n);

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "arena.h"
+#include "error.h"
+#include "grow.h"
 #include "next.h"
 #include "next_rows.h"
 #include "rank.h"
@@ -131,13 +133,8 @@ static nx *slot_for(nx **all, int *n, int *cap, int doc)
 	for (int i = 0; i < *n; i++)
 		if ((*all)[i].doc == doc)
 			return &(*all)[i];
-	if (*n == *cap) {
-		nx *more = realloc(*all, (size_t)*cap * 2 * sizeof(nx));
-		if (!more)
-			return NULL;
-		*all = more;
-		*cap *= 2;
-	}
+	if (atlas_grow(all, cap, *n, sizeof(nx), 1))
+		return NULL;
 	nx *c = &(*all)[(*n)++];
 	memset(c, 0, sizeof(*c));
 	c->doc = doc;
@@ -208,10 +205,8 @@ static int cache_page(next_cache *nc, int *n_rows, int *cap, const next_state *n
 			if (*cap >= NEXT_CACHE_MAX_ROWS)
 				return 1;
 			int more = *cap * 2 < NEXT_CACHE_MAX_ROWS ? *cap * 2 : NEXT_CACHE_MAX_ROWS;
-			struct cached_row *grown = realloc(nc->rows, (size_t)more * sizeof(*grown));
-			if (!grown)
+			if (atlas_resize(&nc->rows, (size_t)more, sizeof(*nc->rows)))
 				return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading read-next candidates");
-			nc->rows = grown;
 			*cap = more;
 		}
 		nc->rows[*n_rows].doc = d;
@@ -330,9 +325,9 @@ static int next_cache_load(next_state *ns, atlas_error *err)
 	return 0;
 }
 
-/* The reason a stored candidate row gives (its signal, weight and detail), with the detail's
- * text copied into a (a guide's title is the engine's). Returns 1, or 0 for a signal this build does not
- * know (no weight, no reason), or -1 when out of memory. */
+/* The reason a stored candidate row gives (its signal, weight and detail), with the detail's text
+ * copied into a (a guide's title is the engine's). Returns 1, or 0 for a signal this build does not
+ * know (no weight, no reason), or ATLAS_ENOMEM when out of memory. */
 static int row_reason(reason *out, const next_state *ns, const next_row *row, atlas_arena *a)
 {
 	reason r = { R_GRAPH, 0, NULL, 0 };
@@ -397,7 +392,7 @@ static int row_reason(reason *out, const next_state *ns, const next_row *row, at
 	}
 	if ((r.kind == R_STEP || r.kind == R_TOPIC || r.kind == R_TOPIC_MEMBER || r.kind == R_SIMILAR) &&
 	    !r.detail)
-		return -1; /* out of memory for its detail */
+		return ATLAS_ENOMEM; /* out of memory for its detail */
 	*out = r;
 	return 1;
 }

@@ -1,6 +1,8 @@
 /* postings.c - the full-text index of a small index held in memory, and MATCH expressions of
  * alternatives, groups and negated groups evaluated over it as FTS5 evaluates them. */
 #include "postings.h"
+#include "error.h"
+#include "grow.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -76,6 +78,7 @@ void postings_free(atlas_postings *p)
 	free(p);
 }
 
+/* The fts column named name, or -1 when none is (NULL included): a lookup, not an error code. */
 static int column_of(const unsigned char *name)
 {
 	static const char *const names[FTS_NCOLS] = {"title", "keywords", "headings", "description",
@@ -86,7 +89,7 @@ static int column_of(const unsigned char *name)
 	return -1;
 }
 
-/* Grows a malloc'd array to hold at least n elements of sz bytes; returns 0 or -1. */
+/* Grows a malloc'd array to hold at least n elements of sz bytes; returns 0 or ATLAS_ENOMEM. */
 static int reserve(void **a, size_t *cap, size_t n, size_t sz)
 {
 	if (n <= *cap)
@@ -94,10 +97,8 @@ static int reserve(void **a, size_t *cap, size_t n, size_t sz)
 	size_t c = *cap ? *cap : 1024;
 	while (c < n)
 		c *= 2;
-	void *x = realloc(*a, c * sz);
-	if (!x)
-		return -1;
-	*a = x;
+	if (atlas_resize(a, c, sz))
+		return ATLAS_ENOMEM;
 	*cap = c;
 	return 0;
 }
@@ -395,14 +396,14 @@ int postings_query_new(postings_query **out, const atlas_postings *p)
 	*out = NULL;
 	postings_query *q = calloc(1, sizeof(*q));
 	if (!q)
-		return -1;
+		return ATLAS_ENOMEM;
 	q->p = p;
 	q->docmask = calloc((size_t)p->ndocs + 1, sizeof(*q->docmask));
 	q->docgen = calloc((size_t)p->ndocs + 1, sizeof(*q->docgen));
 	q->docneg = calloc((size_t)p->ndocs + 1, sizeof(*q->docneg));
 	if (!q->docmask || !q->docgen || !q->docneg) {
 		postings_query_free(q);
-		return -1;
+		return ATLAS_ENOMEM;
 	}
 	*out = q;
 	return 0;

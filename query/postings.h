@@ -31,8 +31,8 @@ void postings_free(atlas_postings *p);
  * are shared by the engines of an index and never change). */
 typedef struct postings_query postings_query;
 
-/* Starts the state of searches over p, which must outlive it. Returns 0, or -1 out of memory
- * (*out NULL). The caller owns *out (postings_query_free). */
+/* Starts the state of searches over p, which must outlive it. Returns 0, or ATLAS_ENOMEM out of
+ * memory (*out NULL). The caller owns *out (postings_query_free). */
 int postings_query_new(postings_query **out, const atlas_postings *p);
 
 /* Frees q. Accepts NULL. */

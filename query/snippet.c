@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "rank.h"
+#include "error.h"
+#include "grow.h"
 #include "search_internal.h"
 
 /* A match inside one section: the token index in the section's heading or body part (see the
@@ -215,7 +217,8 @@ typedef struct sections_scratch {
 	strbuf sn, hb; /* the snippet and the heading being written, copied into the results */
 } sections_scratch;
 
-/* Grows *buf (of *cap elements of size sz) to hold n. Returns 0, or -1 leaving it as it was. */
+/* Grows *buf (of *cap elements of size sz) to hold n. Returns 0, or ATLAS_ENOMEM leaving it as it
+ * was. */
 static int grow(void **buf, int *cap, int n, size_t sz)
 {
 	if (n < 1)
@@ -225,33 +228,23 @@ static int grow(void **buf, int *cap, int n, size_t sz)
 	int c = *cap ? *cap : 64;
 	while (c < n)
 		c *= 2;
-	void *p = realloc(*buf, (size_t)c * sz);
-	if (!p)
-		return -1;
-	*buf = p;
+	if (atlas_resize(buf, (size_t)c, sz))
+		return ATLAS_ENOMEM;
 	*cap = c;
 	return 0;
 }
 
-/* Grows the per-section arrays of x to hold n sections. Returns 0 or -1. */
+/* Grows the per-section arrays of x to hold n sections. Returns 0 or ATLAS_ENOMEM. */
 static int grow_sections(sections_scratch *x, int n)
 {
 	if (n <= x->cap)
 		return 0;
-	sec_score *s = realloc(x->scores, (size_t)n * sizeof(*s));
-	if (s)
-		x->scores = s;
-	int *h = realloc(x->head, (size_t)n * sizeof(int));
-	if (h)
-		x->head = h;
-	int *b = realloc(x->body, (size_t)n * sizeof(int));
-	if (b)
-		x->body = b;
-	int *t = realloc(x->touched, (size_t)n * sizeof(int));
-	if (t)
-		x->touched = t;
-	if (!s || !h || !b || !t)
-		return -1;
+	int bad = atlas_resize(&x->scores, (size_t)n, sizeof(*x->scores));
+	bad |= atlas_resize(&x->head, (size_t)n, sizeof(int));
+	bad |= atlas_resize(&x->body, (size_t)n, sizeof(int));
+	bad |= atlas_resize(&x->touched, (size_t)n, sizeof(int));
+	if (bad)
+		return ATLAS_ENOMEM;
 	x->cap = n;
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "api.h"
+#include "error.h"
 #include "batch.h"
 
 /* Appends one answer {"status":N,"body":...} to out from rp (its body is JSON and ends with a
@@ -70,7 +71,7 @@ int batch_parse(batch *b, const char *body, size_t len, param_error *pe)
 	cJSON *root = cJSON_ParseWithLength(body ? body : "", len);
 	if (!root) {
 		snprintf(pe->msg, sizeof(pe->msg), "the body must be a JSON array of requests");
-		return -1;
+		return ATLAS_EINVAL;
 	}
 	const cJSON *list = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "requests") : root;
 	int n = cJSON_IsArray(list) ? cJSON_GetArraySize(list) : -1;
@@ -78,7 +79,7 @@ int batch_parse(batch *b, const char *body, size_t len, param_error *pe)
 		cJSON_Delete(root);
 		snprintf(pe->msg, sizeof(pe->msg),
 			 "the body must be a JSON array of 1 to %d requests {\"endpoint\", \"params\"}", BATCH_MAX);
-		return -1;
+		return ATLAS_EINVAL;
 	}
 	b->items = calloc((size_t)n, sizeof(*b->items));
 	if (!b->items) {
@@ -86,7 +87,7 @@ int batch_parse(batch *b, const char *body, size_t len, param_error *pe)
 		pe->status = 500;
 		pe->code = "internal";
 		snprintf(pe->msg, sizeof(pe->msg), "out of memory");
-		return -1;
+		return ATLAS_ENOMEM;
 	}
 	b->root = root;
 	const cJSON *item;

@@ -27,8 +27,9 @@ typedef struct batch {
 } batch;
 
 /* Parses body[0..len) ({"requests": [...]} or a bare array of 1 to BATCH_MAX requests) into *b.
- * Returns 0 (each item then holds its own endpoint or refusal), or -1 with *pe set for the whole
- * body (a 400, or a 500 when out of memory); *b is then empty. */
+ * Returns 0 (each item then holds its own endpoint or refusal), or ATLAS_EINVAL (ATLAS_ENOMEM when
+ * out of memory) with *pe set for the whole body (a 400, or a 500 when out of memory); *b is then
+ * empty. */
 int batch_parse(batch *b, const char *body, size_t len, param_error *pe);
 
 /* Computes an answer: fn with args into rp, its results in *count; norm is the request's

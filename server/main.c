@@ -192,6 +192,106 @@ static int usage_error(const char *msg)
 	return 2;
 }
 
+/* Applies the option ch (its value in optarg) to *cfg. Returns 0, 1 to exit 0 at once (--help,
+ * --version), or 2 for a usage error (reported on stderr). */
+static int apply_option(serve_config *cfg, int ch)
+{
+	long v;
+	switch (ch) {
+	case 'i': cfg->index = optarg; break;
+	case 'b': cfg->bind = optarg; break;
+	case 'p':
+		if (parse_long(optarg, 0, 65535, &v)) {
+			return usage_error("--port must be a number from 0 to 65535");
+		}
+		cfg->port = (int)v;
+		break;
+	case 't':
+		if (parse_long(optarg, 1, 1024, &v)) {
+			return usage_error("--threads must be a number from 1 to 1024");
+		}
+		cfg->threads = (int)v;
+		break;
+	case 'c':
+		if (!*optarg) {
+			return usage_error("--cors needs an origin (https://host) or *");
+		}
+		cfg->cors[cfg->ncors++] = optarg;
+		break;
+	case 'C':
+		if (parse_long(optarg, 0, 100000, &v)) {
+			return usage_error("--cache-size must be from 0 to 100000");
+		}
+		cfg->cache_size = v;
+		break;
+	case 'B':
+		if (parse_size(optarg, &v)) {
+			return usage_error("--cache-bytes must be a size up to 64G (K, M, G: "
+					   "KiB, MiB, GiB)");
+		}
+		cfg->cache_bytes = v;
+		break;
+	case 'l': cfg->log_path = optarg; break;
+	case 'a':
+		if (parse_long(optarg, 0, 100L * 365 * 86400, &v)) {
+			return usage_error("--max-index-age must be a number of seconds");
+		}
+		cfg->max_index_age = v;
+		break;
+	case 'u':
+		if (!valid_uid(optarg))
+			return usage_error("--index-uid must be 1 to 64 of a-z A-Z 0-9 - _");
+		cfg->index_uid = optarg;
+		break;
+	case 'k': cfg->api_key_file = optarg; break;
+	case 'r':
+		if (parse_long(optarg, 1, 3600, &v)) {
+			return usage_error("--request-timeout must be from 1 to 3600 seconds");
+		}
+		cfg->request_timeout = v;
+		break;
+	case 'P': {
+		listen_addr a;
+		bool is6;
+		if (cfg->ntrust >= TRUST_PROXY_MAX) {
+			return usage_error("--trust-proxy is given more than 16 times");
+		}
+		if (parse_addr(&a, optarg, 0, &is6)) {
+			return usage_error("--trust-proxy needs a numeric IPv4 or IPv6 address");
+		}
+		memset(&cfg->trust[cfg->ntrust], 0, sizeof(cfg->trust[0]));
+		memcpy(&cfg->trust[cfg->ntrust++], &a,
+		       is6 ? sizeof(a.in6) : sizeof(a.in4));
+		break;
+	}
+	case 'W': {
+		atlas_work w;
+		if (atlas_parse_work_budget(optarg, &w)) {
+			return usage_error("--budget must be POSTINGS[,CANDIDATES[,EXPANSIONS]], "
+					   "positive numbers");
+		}
+		atlas_set_work_budget(&w);
+		break;
+	}
+	case 'D':
+		if (parse_long(optarg, 0, 3600L * 1000, &v)) {
+			return usage_error("--deadline must be from 0 to 3600000 milliseconds");
+		}
+		cfg->deadline_ms = v;
+		break;
+	case 'A': cfg->analytics_path = optarg; break;
+	case 'Y':
+		if (parse_long(optarg, 1, 36500, &v))
+			return usage_error("--analytics-days must be a number from 1 to 36500");
+		cfg->analytics_days = (int)v;
+		break;
+	case 'h': fputs(usage, stdout); return 1;
+	case 'V': printf("atlas-serve %s\n", ATLAS_VERSION); return 1;
+	default: fputs(usage, stderr); return 2;
+	}
+	return 0;
+}
+
 /* Parses the command line into *cfg (cfg->cors is malloc'd: free it). Returns 0, 1 to exit 0 at
  * once (--help, --version), or 2 for a usage error (reported on stderr). */
 static int parse_args(serve_config *cfg, int argc, char **argv)
@@ -218,7 +318,6 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	long v;
 	int ch;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	*cfg = (serve_config){
@@ -238,98 +337,9 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 		return 2;
 	}
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'i': cfg->index = optarg; break;
-		case 'b': cfg->bind = optarg; break;
-		case 'p':
-			if (parse_long(optarg, 0, 65535, &v)) {
-				return usage_error("--port must be a number from 0 to 65535");
-			}
-			cfg->port = (int)v;
-			break;
-		case 't':
-			if (parse_long(optarg, 1, 1024, &v)) {
-				return usage_error("--threads must be a number from 1 to 1024");
-			}
-			cfg->threads = (int)v;
-			break;
-		case 'c':
-			if (!*optarg) {
-				return usage_error("--cors needs an origin (https://host) or *");
-			}
-			cfg->cors[cfg->ncors++] = optarg;
-			break;
-		case 'C':
-			if (parse_long(optarg, 0, 100000, &v)) {
-				return usage_error("--cache-size must be from 0 to 100000");
-			}
-			cfg->cache_size = v;
-			break;
-		case 'B':
-			if (parse_size(optarg, &v)) {
-				return usage_error("--cache-bytes must be a size up to 64G (K, M, G: "
-						   "KiB, MiB, GiB)");
-			}
-			cfg->cache_bytes = v;
-			break;
-		case 'l': cfg->log_path = optarg; break;
-		case 'a':
-			if (parse_long(optarg, 0, 100L * 365 * 86400, &v)) {
-				return usage_error("--max-index-age must be a number of seconds");
-			}
-			cfg->max_index_age = v;
-			break;
-		case 'u':
-			if (!valid_uid(optarg))
-				return usage_error("--index-uid must be 1 to 64 of a-z A-Z 0-9 - _");
-			cfg->index_uid = optarg;
-			break;
-		case 'k': cfg->api_key_file = optarg; break;
-		case 'r':
-			if (parse_long(optarg, 1, 3600, &v)) {
-				return usage_error("--request-timeout must be from 1 to 3600 seconds");
-			}
-			cfg->request_timeout = v;
-			break;
-		case 'P': {
-			listen_addr a;
-			bool is6;
-			if (cfg->ntrust >= TRUST_PROXY_MAX) {
-				return usage_error("--trust-proxy is given more than 16 times");
-			}
-			if (parse_addr(&a, optarg, 0, &is6)) {
-				return usage_error("--trust-proxy needs a numeric IPv4 or IPv6 address");
-			}
-			memset(&cfg->trust[cfg->ntrust], 0, sizeof(cfg->trust[0]));
-			memcpy(&cfg->trust[cfg->ntrust++], &a,
-			       is6 ? sizeof(a.in6) : sizeof(a.in4));
-			break;
-		}
-		case 'W': {
-			atlas_work w;
-			if (atlas_parse_work_budget(optarg, &w)) {
-				return usage_error("--budget must be POSTINGS[,CANDIDATES[,EXPANSIONS]], "
-						   "positive numbers");
-			}
-			atlas_set_work_budget(&w);
-			break;
-		}
-		case 'D':
-			if (parse_long(optarg, 0, 3600L * 1000, &v)) {
-				return usage_error("--deadline must be from 0 to 3600000 milliseconds");
-			}
-			cfg->deadline_ms = v;
-			break;
-		case 'A': cfg->analytics_path = optarg; break;
-		case 'Y':
-			if (parse_long(optarg, 1, 36500, &v))
-				return usage_error("--analytics-days must be a number from 1 to 36500");
-			cfg->analytics_days = (int)v;
-			break;
-		case 'h': fputs(usage, stdout); return 1;
-		case 'V': printf("atlas-serve %s\n", ATLAS_VERSION); return 1;
-		default: fputs(usage, stderr); return 2;
-		}
+		int rc = apply_option(cfg, ch);
+		if (rc)
+			return rc;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "atlas-serve: unexpected argument '%s'\n%s", argv[optind], usage);
@@ -388,6 +398,50 @@ static void shut_down(server *s, struct MHD_Daemon *d)
 	/* the requests still with the workers are answered (their connections resumed) first */
 	pool_stop(s->workers);
 	MHD_stop_daemon(d);
+}
+
+/* Blocks SIGHUP, SIGTERM and SIGINT in this thread (set receives them, for sigtimedwait; every
+ * thread started afterwards inherits the mask) and ignores SIGPIPE and SIGXFSZ. Never fails. */
+static void block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	/* a file size limit (ulimit -f) fails the analytics write with EFBIG instead of killing */
+	signal(SIGXFSZ, SIG_IGN);
+}
+
+/* Starts MHD's daemon on addr (an IPv6 one when v6) with s's threads, limits and callbacks.
+ * Returns the daemon, or NULL with errno set when the system said why it did not start. */
+static struct MHD_Daemon *start_daemon(server *s, listen_addr *addr, bool v6)
+{
+	unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+			     MHD_USE_ERROR_LOG;
+	if (v6)
+		flags |= MHD_USE_IPv6;
+	errno = 0;
+	/* one thread is MHD's internal polling thread itself (a pool of one draws a warning) */
+	struct MHD_OptionItem mhd_pool[] = {
+		{ MHD_OPTION_THREAD_POOL_SIZE, s->cfg->threads, NULL },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+	if (s->cfg->threads < 2)
+		mhd_pool[0].option = MHD_OPTION_END;
+	return MHD_start_daemon(
+		flags, (uint16_t)s->cfg->port, framing_accept, NULL, serve_request, s,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		MHD_OPTION_SOCK_ADDR, &addr->sa,
+		MHD_OPTION_ARRAY, mhd_pool,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
+		MHD_OPTION_NOTIFY_CONNECTION, framing_notify, NULL,
+		MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+		MHD_OPTION_NOTIFY_COMPLETED, serve_completed, s,
+		MHD_OPTION_END);
 }
 
 /* Parses the flags, validates the index, serves until SIGTERM or SIGINT. Returns the exit status:
@@ -458,17 +512,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "atlas-serve: out of memory\n");
 		goto free_state;
 	}
-	/* the signals are taken by sigtimedwait in this thread; every thread started below inherits
-	 * the mask */
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	/* a file size limit (ulimit -f) fails the analytics write with EFBIG instead of killing */
-	signal(SIGXFSZ, SIG_IGN);
+	block_signals(&set);
 	if (cfg.analytics_path && analytics_open(&s.analytics, cfg.analytics_path, cfg.analytics_days, &err)) {
 		fprintf(stderr, "atlas-serve: %s\n", err.msg);
 		goto free_state;
@@ -481,30 +526,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "atlas-serve: cannot start the search workers\n");
 		goto stop_watcher;
 	}
-	unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
-			     MHD_USE_ERROR_LOG;
-	if (v6)
-		flags |= MHD_USE_IPv6;
-	errno = 0;
-	/* one thread is MHD's internal polling thread itself (a pool of one draws a warning) */
-	struct MHD_OptionItem mhd_pool[] = {
-		{ MHD_OPTION_THREAD_POOL_SIZE, cfg.threads, NULL },
-		{ MHD_OPTION_END, 0, NULL },
-	};
-	if (cfg.threads < 2)
-		mhd_pool[0].option = MHD_OPTION_END;
-	struct MHD_Daemon *d = MHD_start_daemon(
-		flags, (uint16_t)cfg.port, framing_accept, NULL, serve_request, &s,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-		MHD_OPTION_SOCK_ADDR, &addr.sa,
-		MHD_OPTION_ARRAY, mhd_pool,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
-		MHD_OPTION_NOTIFY_CONNECTION, framing_notify, NULL,
-		MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
-		MHD_OPTION_NOTIFY_COMPLETED, serve_completed, &s,
-		MHD_OPTION_END);
+	struct MHD_Daemon *d = start_daemon(&s, &addr, v6);
 	if (!d) {
 		fprintf(stderr, "atlas-serve: cannot listen on %s port %d: %s\n", cfg.bind,
 			cfg.port, errno ? strerror(errno) : "the HTTP daemon did not start");

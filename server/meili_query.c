@@ -195,40 +195,35 @@ static int parse_condition(lexer *lx)
 	return negate ? new_node(lx->f, lx->me, F_NOT, v, -1) : v;
 }
 
-/* and := condition (AND condition)* */
-static int parse_and(lexer *lx)
+/* operand (word operand)*, the operands joined left to right by nodes of op. Returns the node,
+ * or -1 with lx->me set (a node index, not an error code: as every parse_* here). */
+static int parse_chain(lexer *lx, int (*operand)(lexer *), const char *word, int op)
 {
-	int x = parse_condition(lx);
+	int x = operand(lx);
 	for (;;) {
 		if (x < 0)
 			return -1;
 		skip_space(lx);
-		if (!keyword(lx, "AND"))
+		if (!keyword(lx, word))
 			return x;
-		lx->s += 3;
-		int y = parse_condition(lx);
+		lx->s += strlen(word);
+		int y = operand(lx);
 		if (y < 0)
 			return -1;
-		x = new_node(lx->f, lx->me, F_AND, x, y);
+		x = new_node(lx->f, lx->me, op, x, y);
 	}
+}
+
+/* and := condition (AND condition)* */
+static int parse_and(lexer *lx)
+{
+	return parse_chain(lx, parse_condition, "AND", F_AND);
 }
 
 /* or := and (OR and)* */
 static int parse_or(lexer *lx)
 {
-	int x = parse_and(lx);
-	for (;;) {
-		if (x < 0)
-			return -1;
-		skip_space(lx);
-		if (!keyword(lx, "OR"))
-			return x;
-		lx->s += 2;
-		int y = parse_and(lx);
-		if (y < 0)
-			return -1;
-		x = new_node(lx->f, lx->me, F_OR, x, y);
-	}
+	return parse_chain(lx, parse_and, "OR", F_OR);
 }
 
 /* Parses the filter string s into f. Returns the root node, or -1 with the error set. */
@@ -302,7 +297,8 @@ bool meili_accept_filter(const atlas_doc *d, void *ctx)
 	return f->root < 0 || eval(f, f->root, d);
 }
 
-/* Returns the index of attribute name in attributes, or -1. */
+/* Returns the index of attribute name in attributes, or -1 when it is not one: a lookup, not an
+ * error code. */
 static int attribute_index(const char *name)
 {
 	for (int i = 0; meili_attributes[i]; i++)

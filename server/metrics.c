@@ -2,6 +2,7 @@
 #include "metrics.h"
 
 #include <stdatomic.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -70,6 +71,22 @@ static void header(strbuf *out, const char *name, const char *type, const char *
 	strbuf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* Writes metric name's HELP and TYPE lines, then its sample: name, a space and the value as the
+ * printf-style fmt formats it (room for any number). Errors are kept in out->oom. */
+static void metric(strbuf *out, const char *name, const char *type, const char *help,
+		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void metric(strbuf *out, const char *name, const char *type, const char *help,
+		   const char *fmt, ...)
+{
+	char value[400]; /* %.0f of the largest double is 309 digits */
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(value, sizeof(value), fmt, ap);
+	va_end(ap);
+	header(out, name, type, help);
+	strbuf_printf(out, "%s %s\n", name, value);
+}
+
 /* Renders every metric into out. Returns 0 or ATLAS_ENOMEM (out->oom set). */
 int metrics_render(metrics *m, const metrics_gauges *g, strbuf *out)
 {
@@ -105,54 +122,54 @@ int metrics_render(metrics *m, const metrics_gauges *g, strbuf *out)
 			      atomic_load_explicit(&m->sum_ns[r], relaxed) / 1e9);
 		strbuf_printf(out, "%s_count{route=\"%s\"} %lu\n", DURATION, route_names[r], count);
 	}
-	header(out, "atlas_requests_in_flight", "gauge", "Requests being answered now.");
-	strbuf_printf(out, "atlas_requests_in_flight %ld\n", g->inflight);
-	header(out, "atlas_index_generation", "gauge",
-	       "Generation of the served index: 1 at start, +1 per swap.");
-	strbuf_printf(out, "atlas_index_generation %lu\n", g->generation);
-	header(out, "atlas_index_swaps_total", "counter",
-	       "Index files swapped in after validation.");
-	strbuf_printf(out, "atlas_index_swaps_total %lu\n", g->swaps);
-	header(out, "atlas_index_swaps_refused_total", "counter",
-	       "Changed index files refused because they failed validation.");
-	strbuf_printf(out, "atlas_index_swaps_refused_total %lu\n", g->swaps_refused);
-	header(out, "atlas_index_age_seconds", "gauge",
-	       "Seconds since the served index was built.");
-	strbuf_printf(out, "atlas_index_age_seconds %.0f\n", g->index_age_s);
-	header(out, "atlas_uptime_seconds", "gauge", "Seconds since the server started.");
-	strbuf_printf(out, "atlas_uptime_seconds %.3f\n", g->uptime_s);
-	header(out, "atlas_cache_entries", "gauge", "Responses held by the response cache.");
-	strbuf_printf(out, "atlas_cache_entries %lu\n", g->cache_entries);
-	header(out, "atlas_cache_capacity", "gauge",
-	       "Most responses the cache holds (0: disabled).");
-	strbuf_printf(out, "atlas_cache_capacity %lu\n", g->cache_capacity);
-	header(out, "atlas_engine_warm_misses_total", "counter",
-	       "Requests that waited for the shared engine: more threads than warm engines.");
-	strbuf_printf(out, "atlas_engine_warm_misses_total %lu\n", g->warm_misses);
-	header(out, "atlas_cache_bytes", "gauge",
-	       "Bytes held by the response cache (keys, bodies, per-entry overhead).");
-	strbuf_printf(out, "atlas_cache_bytes %lu\n", g->cache_bytes);
-	header(out, "atlas_cache_max_bytes", "gauge", "Most bytes the cache holds (0: disabled).");
-	strbuf_printf(out, "atlas_cache_max_bytes %lu\n", g->cache_max_bytes);
-	header(out, "atlas_search_zero_results_total", "counter", "Searches answered with no results.");
-	strbuf_printf(out, "atlas_search_zero_results_total %lu\n", g->zero_results);
-	header(out, "atlas_index_kept_pages", "gauge",
-	       "Pages the served index kept at their previous version or left out (--keep-going).");
-	strbuf_printf(out, "atlas_index_kept_pages %d\n", g->kept_pages);
-	header(out, "atlas_reindex_failed", "gauge",
-	       "1 when the last reindex failed (its status file beside the index), else 0.");
-	strbuf_printf(out, "atlas_reindex_failed %d\n", g->reindex_failed ? 1 : 0);
+	metric(out, "atlas_requests_in_flight", "gauge", "Requests being answered now.",
+	       "%ld", g->inflight);
+	metric(out, "atlas_index_generation", "gauge",
+	       "Generation of the served index: 1 at start, +1 per swap.",
+	       "%lu", g->generation);
+	metric(out, "atlas_index_swaps_total", "counter",
+	       "Index files swapped in after validation.",
+	       "%lu", g->swaps);
+	metric(out, "atlas_index_swaps_refused_total", "counter",
+	       "Changed index files refused because they failed validation.",
+	       "%lu", g->swaps_refused);
+	metric(out, "atlas_index_age_seconds", "gauge", "Seconds since the served index was built.",
+	       "%.0f", g->index_age_s);
+	metric(out, "atlas_uptime_seconds", "gauge", "Seconds since the server started.",
+	       "%.3f", g->uptime_s);
+	metric(out, "atlas_cache_entries", "gauge", "Responses held by the response cache.",
+	       "%lu", g->cache_entries);
+	metric(out, "atlas_cache_capacity", "gauge",
+	       "Most responses the cache holds (0: disabled).",
+	       "%lu", g->cache_capacity);
+	metric(out, "atlas_engine_warm_misses_total", "counter",
+	       "Requests that waited for the shared engine: more threads than warm engines.",
+	       "%lu", g->warm_misses);
+	metric(out, "atlas_cache_bytes", "gauge",
+	       "Bytes held by the response cache (keys, bodies, per-entry overhead).",
+	       "%lu", g->cache_bytes);
+	metric(out, "atlas_cache_max_bytes", "gauge", "Most bytes the cache holds (0: disabled).",
+	       "%lu", g->cache_max_bytes);
+	metric(out, "atlas_search_zero_results_total", "counter",
+	       "Searches answered with no results.",
+	       "%lu", g->zero_results);
+	metric(out, "atlas_index_kept_pages", "gauge",
+	       "Pages the served index kept at their previous version or left out (--keep-going).",
+	       "%d", g->kept_pages);
+	metric(out, "atlas_reindex_failed", "gauge",
+	       "1 when the last reindex failed (its status file beside the index), else 0.",
+	       "%d", g->reindex_failed ? 1 : 0);
 	if (g->reindex_known && g->reindex_at) {
-		header(out, "atlas_reindex_last_run_timestamp_seconds", "gauge",
-		       "When the last reindex ran (unix seconds).");
-		strbuf_printf(out, "atlas_reindex_last_run_timestamp_seconds %lld\n", g->reindex_at);
+		metric(out, "atlas_reindex_last_run_timestamp_seconds", "gauge",
+		       "When the last reindex ran (unix seconds).",
+		       "%lld", g->reindex_at);
 	}
-	header(out, "atlas_cache_hits_total", "counter", "Response cache hits.");
-	strbuf_printf(out, "atlas_cache_hits_total %lu\n", g->cache_hits);
-	header(out, "atlas_cache_misses_total", "counter", "Response cache misses.");
-	strbuf_printf(out, "atlas_cache_misses_total %lu\n", g->cache_misses);
-	header(out, "atlas_cache_evictions_total", "counter", "Responses evicted to make room.");
-	strbuf_printf(out, "atlas_cache_evictions_total %lu\n", g->cache_evictions);
+	metric(out, "atlas_cache_hits_total", "counter", "Response cache hits.",
+	       "%lu", g->cache_hits);
+	metric(out, "atlas_cache_misses_total", "counter", "Response cache misses.",
+	       "%lu", g->cache_misses);
+	metric(out, "atlas_cache_evictions_total", "counter", "Responses evicted to make room.",
+	       "%lu", g->cache_evictions);
 	return out->oom ? ATLAS_ENOMEM : 0;
 }
 

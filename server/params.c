@@ -1,5 +1,6 @@
 /* params.c - the parameters of /api/search and /api/next: read, checked, normalized. */
 #include "params.h"
+#include "error.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -15,7 +16,7 @@ static const char *const search_names[] = { "q", "limit", "offset", "page", "hit
 					    "topic", "sort", "correct", NULL };
 static const char *const next_names[] = { "path", "guide", "seen", "limit", NULL };
 
-/* Sets *pe to a 400 with code and a printf-style message. Returns -1. */
+/* Sets *pe to a 400 with code and a printf-style message. Returns ATLAS_EINVAL. */
 static int refuse(param_error *pe, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static int refuse(param_error *pe, const char *code, const char *fmt, ...)
@@ -26,7 +27,7 @@ static int refuse(param_error *pe, const char *code, const char *fmt, ...)
 	va_end(ap);
 	pe->status = 400;
 	pe->code = code;
-	return -1;
+	return ATLAS_EINVAL;
 }
 
 /* Appends s to sb percent-encoded (unreserved characters and '/' kept), for cache keys. */
@@ -66,7 +67,7 @@ void params_from_connection(params *ps, struct MHD_Connection *c)
 	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect, ps);
 }
 
-/* Adds one JSON value (string or number) as key. Returns 0, or -1 with *pe set. */
+/* Adds one JSON value (string or number) as key. Returns 0, or ATLAS_EINVAL with *pe set. */
 static int add_json_value(params *ps, const char *key, const cJSON *v, param_error *pe)
 {
 	if (ps->n == PARAMS_MAX) {
@@ -109,13 +110,13 @@ int params_from_json(params *ps, const void *object, param_error *pe)
 						      "%s must be a string, a number or a list of them", key);
 			}
 		} else if (add_json_value(ps, key, it, pe)) {
-			return -1;
+			return ATLAS_EINVAL;
 		}
 	}
 	return 0;
 }
 
-/* See params.h. Returns 0 or -1 with *pe set. */
+/* See params.h. Returns 0 or ATLAS_EINVAL with *pe set. */
 int params_check(const params *ps, const char *route, const char *const *names, param_error *pe)
 {
 	if (ps->too_many)
@@ -155,7 +156,7 @@ static const param *first(const params *ps, const char *key)
 }
 
 /* Copies parameter key (the first given) into buf (cap bytes; "" when absent) with control bytes
- * made spaces. Returns 0, or -1 when it is longer than cap - 1 bytes. */
+ * made spaces. Returns 0, or ATLAS_EINVAL when it is longer than cap - 1 bytes. */
 static int text_of(const params *ps, const char *key, char *buf, size_t cap)
 {
 	const param *p = first(ps, key);
@@ -163,7 +164,7 @@ static int text_of(const params *ps, const char *key, char *buf, size_t cap)
 	if (!p)
 		return 0;
 	if (p->len > cap - 1)
-		return -1;
+		return ATLAS_EINVAL;
 	memcpy(buf, p->value, p->len);
 	buf[p->len] = '\0';
 	atlas_utf8_clean(buf, p->len);
@@ -171,8 +172,8 @@ static int text_of(const params *ps, const char *key, char *buf, size_t cap)
 }
 
 /* Parses parameter key (the first given) as a decimal number in lo..hi into *out, left as it is
- * when absent or empty; *given says whether it was there. Returns 0, or -1 for anything but
- * digits, or a number out of range. */
+ * when absent or empty; *given says whether it was there. Returns 0, or ATLAS_EINVAL for anything
+ * but digits, or a number out of range. */
 static int int_of(const params *ps, const char *key, int lo, int hi, int *out, bool *given)
 {
 	const param *p = first(ps, key);
@@ -181,15 +182,15 @@ static int int_of(const params *ps, const char *key, int lo, int hi, int *out, b
 	if (!p || p->len == 0)
 		return 0;
 	if (p->len > 9)
-		return -1;
+		return ATLAS_EINVAL;
 	long x = 0;
 	for (size_t i = 0; i < p->len; i++) {
 		if (p->value[i] < '0' || p->value[i] > '9')
-			return -1;
+			return ATLAS_EINVAL;
 		x = x * 10 + (p->value[i] - '0');
 	}
 	if (x < lo || x > hi)
-		return -1;
+		return ATLAS_EINVAL;
 	*out = (int)x;
 	if (given)
 		*given = true;
@@ -221,7 +222,7 @@ void params_normalize_query(char *q)
 	q[o] = '\0';
 }
 
-/* See params.h: int_of for a route's own parameters. Returns 0 or -1. */
+/* See params.h: int_of for a route's own parameters. Returns 0 or ATLAS_EINVAL. */
 int params_int(const params *ps, const char *key, int lo, int hi, int *out)
 {
 	return int_of(ps, key, lo, hi, out, NULL);
@@ -234,7 +235,7 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* Reads every type value (repeated parameters, each a comma-separated list) into sr. Returns 0,
- * or -1 with *pe set for an unknown type. */
+ * or ATLAS_EINVAL with *pe set for an unknown type. */
 static int parse_types(search_request *sr, const params *ps, param_error *pe)
 {
 	bool want[SEARCH_TYPES_MAX] = { false };
@@ -264,7 +265,7 @@ static int parse_types(search_request *sr, const params *ps, param_error *pe)
 }
 
 /* Reads every topic value (repeated parameters, each a comma-separated list) into sr, sorted and
- * without repeats. Returns 0, or -1 with *pe set. */
+ * without repeats. Returns 0, or ATLAS_EINVAL with *pe set. */
 static int parse_topics(search_request *sr, const params *ps, param_error *pe)
 {
 	for (int i = 0; i < ps->n; i++) {
@@ -302,13 +303,13 @@ static int parse_topics(search_request *sr, const params *ps, param_error *pe)
 	return 0;
 }
 
-/* See params.h. Returns 0 or -1 with *pe set. */
+/* See params.h. Returns 0 or ATLAS_EINVAL with *pe set. */
 int search_request_parse(search_request *sr, const params *ps, param_error *pe)
 {
 	memset(sr, 0, sizeof(*sr));
 	sr->p = (atlas_search_params){ sr->q, 10, 0, NULL, NULL, false, false };
 	if (params_check(ps, "/api/search", search_names, pe))
-		return -1;
+		return ATLAS_EINVAL;
 	if (text_of(ps, "q", sr->q, sizeof(sr->q)))
 		return refuse(pe, "query_too_long", "q is longer than %d bytes", SERVE_QUERY_MAX);
 	params_normalize_query(sr->q);
@@ -333,7 +334,7 @@ int search_request_parse(search_request *sr, const params *ps, param_error *pe)
 	if (has_page)
 		sr->p.offset = (page - 1) * sr->p.limit;
 	if (parse_types(sr, ps, pe) || parse_topics(sr, ps, pe))
-		return -1;
+		return ATLAS_EINVAL;
 	const param *sort = first(ps, "sort");
 	if (sort && sort->len && strcmp(sort->value, "lastmod") == 0)
 		sr->more.sort = ATLAS_SORT_LASTMOD;
@@ -369,13 +370,13 @@ void search_request_free(search_request *sr)
 	strbuf_free(&sr->norm);
 }
 
-/* See params.h. Returns 0 or -1 with *pe set. */
+/* See params.h. Returns 0 or ATLAS_EINVAL with *pe set. */
 int next_request_parse(next_request *nr, const params *ps, param_error *pe)
 {
 	memset(nr, 0, sizeof(*nr));
 	nr->p = (atlas_next_params){ nr->path, NULL, nr->list, 0, 5 };
 	if (params_check(ps, "/api/next", next_names, pe))
-		return -1;
+		return ATLAS_EINVAL;
 	if (text_of(ps, "path", nr->path, sizeof(nr->path)) || text_of(ps, "guide", nr->guide, sizeof(nr->guide)))
 		return refuse(pe, "bad_parameter", "path and guide must be at most %d bytes", SERVE_PARAM_MAX);
 	if (!nr->path[0])

@@ -66,14 +66,15 @@ typedef struct next_request {
  * PARAMS_MAX sets too_many). */
 void params_from_connection(params *ps, struct MHD_Connection *c);
 
-/* Fills *ps from the members of a JSON object (a cJSON *): strings as they are, numbers as
- * decimal text, arrays of those as one parameter per element. Returns 0, or -1 with *pe set for
+/* Fills *ps from the members of a JSON object (a cJSON *): strings as they are, numbers as decimal
+ * text, arrays of those as one parameter per element. Returns 0, or ATLAS_EINVAL with *pe set for
  * any other value. The tree must outlive ps. */
 int params_from_json(params *ps, const void *object, param_error *pe);
 
 /* Checks every parameter: a name of names (a NULL-terminated list, shown in the message with
  * route), a value of valid UTF-8 once percent-decoded, at most PARAMS_MAX of them. Returns 0, or
- * -1 with *pe set (unknown_parameter, bad_encoding, bad_parameter) naming the first offender. */
+ * ATLAS_EINVAL with *pe set (unknown_parameter, bad_encoding, bad_parameter) naming the first
+ * offender. */
 int params_check(const params *ps, const char *route, const char *const *names, param_error *pe);
 
 /* Makes q (NUL-terminated, changed in place) the query as the cache and the ETag know it: every
@@ -81,14 +82,14 @@ int params_check(const params *ps, const char *route, const char *const *names, 
  * trailing space means no prefix word). Never fails. */
 void params_normalize_query(char *q);
 
-/* Parses parameter key (the first given) as a decimal number in lo..hi into *out, which is left
- * as it is when the parameter is absent or empty. Returns 0, or -1 for anything but digits or a
- * number out of range. */
+/* Parses parameter key (the first given) as a decimal number in lo..hi into *out, which is left as
+ * it is when the parameter is absent or empty. Returns 0, or ATLAS_EINVAL for anything but digits
+ * or a number out of range. */
 int params_int(const params *ps, const char *key, int lo, int hi, int *out);
 
-/* Parses the parameters of /api/search into *sr. Returns 0, or -1 with *pe set (a 400 naming the
- * parameter: unknown, not valid UTF-8, out of range, too long). sr->norm is allocated either way:
- * free with search_request_free. */
+/* Parses the parameters of /api/search into *sr. Returns 0, or ATLAS_EINVAL with *pe set (a 400
+ * naming the parameter: unknown, not valid UTF-8, out of range, too long). sr->norm is allocated
+ * either way: free with search_request_free. */
 int search_request_parse(search_request *sr, const params *ps, param_error *pe);
 void search_request_free(search_request *sr);
 

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "analytics.h"
+#include "schema.h"
 #include "utf8.h"
 
 #define CLICK_RANK_MAX 1000
@@ -15,7 +16,7 @@
 /* Writes the query id of sr on e into qid (ANALYTICS_QID_LEN + 1 bytes). Never fails. */
 static void qid_of(char *qid, atlas_engine *e, const search_request *sr)
 {
-	const char *b = atlas_engine_meta(e, "build_id");
+	const char *b = atlas_engine_meta(e, ATLAS_META_BUILD_ID);
 	analytics_qid(qid, b ? b : "", sr->norm.buf ? sr->norm.buf : "", sr->norm.len);
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "error.h"
 #include "varint.h"
 
 /* Reads n bytes b as one varint; returns get's result, *v the value, *used the bytes consumed. */
@@ -64,16 +65,16 @@ int main(void)
 	/* bounds */
 	unsigned v = 12345;
 	size_t used = 0;
-	CHECK(read_one((const unsigned char *)"", 0, &v, &used) == -1, "nothing to read: refused");
+	CHECK(read_one((const unsigned char *)"", 0, &v, &used) == ATLAS_EINVAL, "nothing to read: refused");
 	static const unsigned char cut[] = {0x80};
-	CHECK(read_one(cut, 1, &v, &used) == -1 && used <= 1,
+	CHECK(read_one(cut, 1, &v, &used) == ATLAS_EINVAL && used <= 1,
 	      "a continuation byte at the end: refused");
 	static const unsigned char cut4[] = {0xff, 0xff, 0xff, 0xff};
-	CHECK(read_one(cut4, 4, &v, &used) == -1, "four continuation bytes and the end: refused");
+	CHECK(read_one(cut4, 4, &v, &used) == ATLAS_EINVAL, "four continuation bytes and the end: refused");
 	static const unsigned char over[] = {0xff, 0xff, 0xff, 0xff, 0x10};
-	CHECK(read_one(over, 5, &v, &used) == -1, "a fifth byte past 32 bits (0x10): refused");
+	CHECK(read_one(over, 5, &v, &used) == ATLAS_EINVAL, "a fifth byte past 32 bits (0x10): refused");
 	static const unsigned char six[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x00};
-	CHECK(read_one(six, 6, &v, &used) == -1 && used <= 6, "six bytes: refused");
+	CHECK(read_one(six, 6, &v, &used) == ATLAS_EINVAL && used <= 6, "six bytes: refused");
 	CHECK(v == 12345, "a refused varint leaves the value alone");
 	static const unsigned char padded[] = {0x81, 0x80, 0x00};
 	CHECK(read_one(padded, 3, &v, &used) == 0 && v == 1 && used == 3,

@@ -281,6 +281,8 @@ static bool add_cors(const server *s, struct MHD_Connection *c, struct MHD_Respo
 	return ok;
 }
 
+_Thread_local bool serve_abandoned;
+
 /* Queues rp on c with the headers every response carries, and records the status in rq. The body
  * is handed to MHD (freed by it). Returns MHD's answer: MHD_NO closes the connection. */
 static enum MHD_Result send_reply(server *s, struct MHD_Connection *c, request *rq, reply *rp)
@@ -326,6 +328,8 @@ static enum MHD_Result send_reply(server *s, struct MHD_Connection *c, request *
 	MHD_destroy_response(r);
 	if (ret == MHD_YES)
 		rq->status = rp->status;
+	else if (ok)
+		serve_abandoned = true; /* MHD takes no answer on a connection its client has closed */
 	return ret;
 }
 
@@ -811,6 +815,7 @@ static enum MHD_Result dispatch(server *s, struct MHD_Connection *c, request *rq
 	memset(&rq->rp, 0, sizeof(rq->rp));
 	if (rp.abandon) {
 		free(rp.owned);
+		serve_abandoned = true;
 		return MHD_NO;
 	}
 	return send_reply(s, c, rq, &rp);
@@ -825,6 +830,7 @@ enum MHD_Result serve_request(void *cls, struct MHD_Connection *c, const char *u
 {
 	server *s = cls;
 	request *rq = *con_cls;
+	serve_abandoned = false;
 	if (!rq) {
 		rq = calloc(1, sizeof(*rq));
 		if (!rq)

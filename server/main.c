@@ -353,11 +353,16 @@ static int parse_args(serve_config *cfg, int argc, char **argv)
 }
 
 /* MHD's error logger: one timestamped line on stderr per message (protocol errors, refused
- * connections), as the watcher logs its events. */
+ * connections), as the watcher logs its events; not the close of a connection whose client had
+ * gone (serve_abandoned), which the access log records as "aborted". */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char msg[512], when[32];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (serve_abandoned && strstr(msg, "internal error")) {
+		serve_abandoned = false;
+		return;
+	}
 	size_t n = strlen(msg);
 	while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
 		msg[--n] = '\0';

@@ -61,6 +61,11 @@ enum MHD_Result serve_request(void *cls, struct MHD_Connection *c, const char *u
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **con_cls);
 
+/* Set on the HTTP thread when serve_request closes the connection of a client that has gone (no
+ * answer to write), so that MHD's "internal error" message for that close is not logged; the
+ * logger clears it, and so does the next call of serve_request. */
+extern _Thread_local bool serve_abandoned;
+
 /* The MHD completion callback: counts, logs and frees the request started by serve_request. */
 void serve_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		     enum MHD_RequestTerminationCode toe);

@@ -32,6 +32,7 @@
 #define GRAPH_MAX 10
 #define PPR_ALPHA 0.15        /* restart probability */
 #define PPR_EPSILON 1e-4      /* push threshold, relative to out-degree */
+#define WORDS_BLOCK (64 << 10) /* the vocabulary's words are kept in blocks of this many bytes */
 
 /**************************************************************************************************
 ** Output rows.
@@ -689,8 +690,8 @@ out:
 	return o->rc;
 }
 
-/* Closes the rows file and frees the vocabulary and the stems (kept: their counts). On a close
- * that fails sets o->rc unless already set. */
+/* Closes the rows file and frees the vocabulary and the stems (kept: their counts) with their
+ * words (o->words). On a close that fails sets o->rc unless already set. */
 static void rows_close(out_ctx *o)
 {
 	sqlite3_finalize(o->row);
@@ -699,10 +700,11 @@ static void rows_close(out_ctx *o)
 	if (o->db && sqlite3_close(o->db) != SQLITE_OK && !o->rc)
 		o->rc = atlas_error_set(o->err, ATLAS_EIO, "%s: cannot close", o->path);
 	o->db = NULL;
-	vocab_rows_free(o->vocab, o->nvocab);
+	vocab_rows_free(o->vocab);
 	o->vocab = NULL;
-	vocab_rows_free(o->stems, o->nstems);
+	vocab_rows_free(o->stems);
 	o->stems = NULL;
+	atlas_arena_free(&o->words);
 }
 
 /* The read-next thread (arg: its signals): every signal's candidates into the rows file, the
@@ -766,6 +768,7 @@ int signals_start(signals **out, sqlite3 *db, corpus *c, const int *id_of, const
 	s->fields_merge = fields_merge;
 	s->o.err = &s->err;
 	s->o.path = s->rows_path;
+	s->o.words = (atlas_arena)ATLAS_ARENA_INIT(WORDS_BLOCK);
 	s->ppr.c = c;
 	int rc = atlas_analyzer_new(&s->a, db, err);
 	if (rc)

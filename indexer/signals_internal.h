@@ -25,6 +25,7 @@ typedef struct out_ctx {
 	int nvocab;
 	vocab_row *stems;         /* every stem with its document frequency (cf unused), sorted */
 	int nstems;
+	atlas_arena words;        /* the vocabulary's words and the stems (vocab's and stems' terms) */
 	next_fit *fit;            /* keeps the rows of the guides' steps, to fit the weights on */
 	int rc;
 } out_ctx;

@@ -587,6 +587,8 @@ void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer *a, pp
 	memset(&m, 0, sizeof(m));
 	mlt_work w;
 	memset(&w, 0, sizeof(w));
+	/* the words and stems in o's arena: the vocab and stems rows are made of them, and kept */
+	v.terms.arena = v.vocab.arena = &o->words;
 	raw_vec *raw = calloc((size_t)n, sizeof(raw_vec));
 	term_w **vecs = calloc((size_t)n, sizeof(term_w *));
 	int *nvec = calloc((size_t)n, sizeof(int));

@@ -15,31 +15,28 @@ static int cmp_entry_key(const void *a, const void *b)
 int vocab_rows_sorted(vocab_row **rows, int *n, const strmap *m, const int *df, const int *cf,
 		      const char *what, atlas_error *err)
 {
+	*rows = NULL;
+	*n = 0;
+	if (!m->arena)
+		return atlas_error_set(err, ATLAS_EINVAL, "%s: the map's keys are not in an arena", what);
 	const strmap_entry **sorted = malloc((m->count ? m->count : 1) * sizeof(*sorted));
-	*rows = calloc(m->count ? m->count : 1, sizeof(vocab_row));
-	if (!sorted || !*rows) {
+	vocab_row *r = malloc((m->count ? m->count : 1) * sizeof(vocab_row));
+	if (!sorted || !r) {
 		free(sorted);
+		free(r);
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory keeping %s", what);
 	}
-	int rc = 0;
 	size_t ns = 0;
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->slots[i].key)
 			sorted[ns++] = &m->slots[i];
 	qsort(sorted, ns, sizeof(*sorted), cmp_entry_key);
-	for (size_t i = 0; i < ns; i++) {
-		vocab_row *r = &(*rows)[*n];
-		r->term = strdup(sorted[i]->key);
-		if (!r->term) {
-			rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory keeping %s", what);
-			break;
-		}
-		r->df = df[sorted[i]->value];
-		r->cf = cf ? cf[sorted[i]->value] : 0;
-		++*n;
-	}
+	for (size_t i = 0; i < ns; i++)
+		r[i] = (vocab_row){ sorted[i]->key, df[sorted[i]->value], cf ? cf[sorted[i]->value] : 0 };
 	free(sorted);
-	return rc;
+	*rows = r;
+	*n = (int)ns;
+	return 0;
 }
 
 int vocab_rows_write(sqlite3 *db, const char *path, const vocab_row *vocab, int nvocab,
@@ -73,9 +70,7 @@ out:
 	return rc;
 }
 
-void vocab_rows_free(vocab_row *rows, int n)
+void vocab_rows_free(vocab_row *rows)
 {
-	for (int i = 0; rows && i < n; i++)
-		free(rows[i].term);
 	free(rows);
 }

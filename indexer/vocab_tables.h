@@ -10,14 +10,17 @@
 
 /* One row of vocab (term, df, cf) or of stems (stem, df; cf unused). */
 typedef struct vocab_row {
-	char *term;
+	const char *term; /* the key of the map the row was made from, in that map's arena */
 	int df, cf;
 } vocab_row;
 
-/* Copies the keys of m with their counts (df[value], and cf[value] when cf is not NULL) into a new
+/* Lists the keys of m with their counts (df[value], and cf[value] when cf is not NULL) in a new
  * array *rows (*n of them, owned by the caller: vocab_rows_free), sorted by key: appending to a
- * B-tree in key order costs far less than inserting at random places. Returns 0, or ATLAS_ENOMEM
- * with err naming what (e.g. "the vocabulary"); the rows kept so far stay for the caller to free. */
+ * B-tree in key order costs far less than inserting at random places. The rows' terms are m's
+ * keys, not copies (tens of thousands of small strings, copied, were a tenth of the build's peak
+ * memory): m's keys must be in an arena (m->arena), which the rows then need for as long as they
+ * are used, after m itself is freed. Returns 0, or ATLAS_ENOMEM with err naming what (e.g. "the
+ * vocabulary"), or ATLAS_EINVAL when m has no arena; *rows is then NULL and *n 0. */
 int vocab_rows_sorted(vocab_row **rows, int *n, const strmap *m, const int *df, const int *cf,
 		      const char *what, atlas_error *err);
 
@@ -27,7 +30,7 @@ int vocab_rows_sorted(vocab_row **rows, int *n, const strmap *m, const int *df, 
 int vocab_rows_write(sqlite3 *db, const char *path, const vocab_row *vocab, int nvocab,
 		     const vocab_row *stems, int nstems, atlas_error *err);
 
-/* Frees rows[0..n) and the array. Accepts NULL. */
-void vocab_rows_free(vocab_row *rows, int n);
+/* Frees the array of rows (not their terms, which are the arena's). Accepts NULL. */
+void vocab_rows_free(vocab_row *rows);
 
 #endif

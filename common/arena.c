@@ -33,6 +33,11 @@ void *atlas_arena_alloc(atlas_arena *a, size_t n)
 	return bump(a, n, alignof(max_align_t));
 }
 
+void *atlas_arena_alloc_bytes(atlas_arena *a, size_t n)
+{
+	return bump(a, n, 1);
+}
+
 char *atlas_arena_strndup(atlas_arena *a, const char *s, size_t n)
 {
 	char *p = bump(a, n + 1, 1);

@@ -20,6 +20,10 @@ typedef struct atlas_arena {
  * NULL when out of memory. */
 void *atlas_arena_alloc(atlas_arena *a, size_t n);
 
+/* Returns n bytes with no alignment (for strings and bytes: no padding before them), owned by
+ * the arena, or NULL when out of memory. */
+void *atlas_arena_alloc_bytes(atlas_arena *a, size_t n);
+
 /* Returns a NUL-terminated copy of s[0..n) owned by the arena, or NULL when out of memory. */
 char *atlas_arena_strndup(atlas_arena *a, const char *s, size_t n);
 

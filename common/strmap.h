@@ -6,11 +6,13 @@
 
 #include "arena.h"
 
+/* A slot: 16 bytes (a map of 50,000 words, 131,072 slots, is 2 MiB). The key's length is kept
+ * in the 4 bytes before its copy, read only once the hashes agree. */
 typedef struct strmap_entry {
-	char *key; /* owned copy (in the map's arena when it has one); NULL marks an empty slot */
+	char *key; /* owned copy, NUL-terminated (in the map's arena when it has one); NULL marks an
+		    * empty slot */
 	int value;
 	unsigned hash; /* of the key, compared before the key itself */
-	unsigned len;
 } strmap_entry;
 
 typedef struct strmap {
@@ -29,6 +31,9 @@ int *strmap_getn(const strmap *m, const char *key, size_t n);
 /* Returns a pointer to key's value, inserting it with value init when absent (*added tells which,
  * when added is not NULL). Returns NULL when out of memory. */
 int *strmap_put(strmap *m, const char *key, size_t n, int init, int *added);
+/* The length of key, a key of a map (strmap_entry.key): its bytes but the terminating NUL, which
+ * may hold NULs of their own. */
+size_t strmap_key_len(const char *key);
 /* Releases all keys (but those of an arena, which go with it) and slots. Accepts NULL. */
 void strmap_free(strmap *m);
 

@@ -597,8 +597,43 @@ static int aux_stream(const char *text, int n, atlas_token_fn fn, void *ctx)
 	return 0;
 }
 
+/* The scratch an analyzer keeps between calls, at most: its arrays for as many tokens, and as many
+ * bytes of folded tokens. A larger text's (a long page's body: 16,384 tokens, 650 KB of token and
+ * part records) is given back once it is analyzed, not held while the build analyzes the rest. */
+#define SCRATCH_KEEP_TOKENS 4096
+#define SCRATCH_KEEP_BYTES 32768
+
+/* Frees a's scratch arrays when they grew past what is kept between calls (they grow again as
+ * needed). Cannot fail. */
+static void trim_scratch(atlas_analyzer *a)
+{
+	if (a->captoks > SCRATCH_KEEP_TOKENS || a->capparts > SCRATCH_KEEP_TOKENS ||
+	    a->caparena > SCRATCH_KEEP_BYTES) {
+		free(a->toks);
+		free(a->parts);
+		free(a->arena);
+		a->toks = NULL;
+		a->parts = NULL;
+		a->arena = NULL;
+		a->ntoks = a->captoks = a->capparts = 0;
+		a->narena = a->caparena = 0;
+	}
+}
+
+static int analyze(atlas_analyzer *a, int flags, const char *text, int n, atlas_token_fn fn,
+		   void *ctx);
+
 int atlas_analyze(atlas_analyzer *a, int flags, const char *text, int n, atlas_token_fn fn,
 		  void *ctx)
+{
+	int rc = analyze(a, flags, text, n, fn, ctx);
+	trim_scratch(a);
+	return rc;
+}
+
+/* atlas_analyze, but for the scratch it leaves as large as the text made it. */
+static int analyze(atlas_analyzer *a, int flags, const char *text, int n, atlas_token_fn fn,
+		   void *ctx)
 {
 	if ((flags & FTS5_TOKENIZE_AUX) && !(flags & ATLAS_ANALYZE_UNICODE61)) {
 		int rc = aux_stream(text, n, fn, ctx);

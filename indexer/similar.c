@@ -597,17 +597,18 @@ void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer *a, pp
 		goto out;
 	}
 	ppr_start(job);
-	int rc = vocab_rows_sorted(&o->vocab, &o->nvocab, &v.vocab, v.vdf, v.vcf, "the vocabulary", o->err);
-	if (rc)
-		o->rc = rc;
-	rc = vocab_rows_sorted(&o->stems, &o->nstems, &v.terms, v.df, NULL, "the stems", o->err);
-	if (rc)
-		o->rc = rc;
 	if (weigh_vectors(&v, n, raw, vecs, nvec) || mlt_lists_make(&m, c, v.nterms, vecs, nvec) ||
 	    mlt_work_make(&w, &v, n)) {
 		v.oom = 1;
 		goto out;
 	}
+	/* the terms' names taken, the maps are done with: their slots become the sorted rows */
+	int rc = vocab_rows_take(&o->vocab, &o->nvocab, &v.vocab, v.vdf, v.vcf, "the vocabulary", o->err);
+	if (rc)
+		o->rc = rc;
+	rc = vocab_rows_take(&o->stems, &o->nstems, &v.terms, v.df, NULL, "the stems", o->err);
+	if (rc)
+		o->rc = rc;
 	for (int pi = 0; pi < n && !o->rc; pi++)
 		if (c->pages[pi].type != ATLAS_TYPE_PAGE)
 			similar_of_page(o, &w, &m, vecs, nvec, pi, id_of);

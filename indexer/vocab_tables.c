@@ -1,4 +1,4 @@
-/* vocab_tables.c - the vocab and stems tables: sorted copies of the read-next thread's counts,
+/* vocab_tables.c - the vocab and stems tables: the read-next thread's counts, sorted in place,
  * written in key order. */
 #include "vocab_tables.h"
 
@@ -9,33 +9,34 @@
 
 static int cmp_entry_key(const void *a, const void *b)
 {
-	return strcmp((*(const strmap_entry *const *)a)->key, (*(const strmap_entry *const *)b)->key);
+	return strcmp(((const strmap_entry *)a)->key, ((const strmap_entry *)b)->key);
 }
 
-int vocab_rows_sorted(vocab_row **rows, int *n, const strmap *m, const int *df, const int *cf,
-		      const char *what, atlas_error *err)
+_Static_assert(sizeof(vocab_row) <= sizeof(strmap_entry), "a row fits in the slot it is made in");
+
+int vocab_rows_take(vocab_row **rows, int *n, strmap *m, const int *df, const int *cf,
+		    const char *what, atlas_error *err)
 {
 	*rows = NULL;
 	*n = 0;
 	if (!m->arena)
 		return atlas_error_set(err, ATLAS_EINVAL, "%s: the map's keys are not in an arena", what);
-	const strmap_entry **sorted = malloc((m->count ? m->count : 1) * sizeof(*sorted));
-	vocab_row *r = malloc((m->count ? m->count : 1) * sizeof(vocab_row));
-	if (!sorted || !r) {
-		free(sorted);
-		free(r);
-		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory keeping %s", what);
-	}
+	strmap_entry *e = m->slots;
 	size_t ns = 0;
 	for (size_t i = 0; i < m->cap; i++)
-		if (m->slots[i].key)
-			sorted[ns++] = &m->slots[i];
-	qsort(sorted, ns, sizeof(*sorted), cmp_entry_key);
-	for (size_t i = 0; i < ns; i++)
-		r[i] = (vocab_row){ sorted[i]->key, df[sorted[i]->value], cf ? cf[sorted[i]->value] : 0 };
-	free(sorted);
-	*rows = r;
+		if (e[i].key)
+			e[ns++] = e[i];
+	qsort(e, ns, sizeof(*e), cmp_entry_key);
+	/* row i over slot i: each slot read before its row is written, none read after */
+	for (size_t i = 0; i < ns; i++) {
+		vocab_row r = { e[i].key, df[e[i].value], cf ? cf[e[i].value] : 0 };
+		memcpy((char *)e + i * sizeof(vocab_row), &r, sizeof(r));
+	}
+	void *cut = realloc(e, (ns ? ns : 1) * sizeof(vocab_row));
+	*rows = cut ? cut : (void *)e; /* not cut: the rows stay in the slots as they were */
 	*n = (int)ns;
+	m->slots = NULL;
+	m->cap = m->count = 0;
 	return 0;
 }
 

@@ -14,15 +14,16 @@ typedef struct vocab_row {
 	int df, cf;
 } vocab_row;
 
-/* Lists the keys of m with their counts (df[value], and cf[value] when cf is not NULL) in a new
- * array *rows (*n of them, owned by the caller: vocab_rows_free), sorted by key: appending to a
- * B-tree in key order costs far less than inserting at random places. The rows' terms are m's
- * keys, not copies (tens of thousands of small strings, copied, were a tenth of the build's peak
- * memory): m's keys must be in an arena (m->arena), which the rows then need for as long as they
- * are used, after m itself is freed. Returns 0, or ATLAS_ENOMEM with err naming what (e.g. "the
- * vocabulary"), or ATLAS_EINVAL when m has no arena; *rows is then NULL and *n 0. */
-int vocab_rows_sorted(vocab_row **rows, int *n, const strmap *m, const int *df, const int *cf,
-		      const char *what, atlas_error *err);
+/* Turns m into the array *rows (*n of them, owned by the caller: vocab_rows_free) of its keys with
+ * their counts (df[value], and cf[value] when cf is not NULL), sorted by key: appending to a B-tree
+ * in key order costs far less than inserting at random places. The rows are made in m's slots, cut
+ * to size (no second array beside the map), and their terms are m's keys, not copies (tens of
+ * thousands of small strings, copied, were a tenth of the build's peak memory): m's keys must be in
+ * an arena (m->arena), which the rows then need for as long as they are used. m is left empty (its
+ * arena as it was). Returns 0, or ATLAS_EINVAL with err naming what (e.g. "the vocabulary") when m
+ * has no arena (*rows then NULL, *n 0, m untouched). */
+int vocab_rows_take(vocab_row **rows, int *n, strmap *m, const int *df, const int *cf,
+		    const char *what, atlas_error *err);
 
 /* Writes vocab[0..nvocab) into the vocab table of db and stems[0..nstems) into its stems table
  * (atlas_schema_signals_sql), within the caller's transaction; path names db in messages. Returns

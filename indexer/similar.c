@@ -286,7 +286,8 @@ static const char **surface_names(vec_ctx *v)
 	return names;
 }
 
-/* Frees what v holds (not v). */
+/* Frees what v holds (not v), leaving it empty (its maps' arena kept): freeing it again does
+ * nothing. */
 static void vec_ctx_free(vec_ctx *v)
 {
 	strmap_free(&v->terms);
@@ -298,6 +299,9 @@ static void vec_ctx_free(vec_ctx *v)
 	free(v->df);
 	free(v->acc);
 	free(v->touched);
+	v->vdf = v->vcf = v->vlast = v->best_surface = v->df = v->touched = NULL;
+	v->acc = NULL;
+	v->nterms = v->capterms = v->nvocab = v->capvocab = v->ntouched = v->captouched = 0;
 }
 
 /* Pass 1: reads every page of c into v (weighted term frequencies, document frequencies, the
@@ -609,6 +613,8 @@ void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer *a, pp
 	rc = vocab_rows_take(&o->stems, &o->nstems, &v.terms, v.df, NULL, "the stems", o->err);
 	if (rc)
 		o->rc = rc;
+	/* the counts are in the rows and the names in w: nothing of v is read from here on */
+	vec_ctx_free(&v);
 	for (int pi = 0; pi < n && !o->rc; pi++)
 		if (c->pages[pi].type != ATLAS_TYPE_PAGE)
 			similar_of_page(o, &w, &m, vecs, nvec, pi, id_of);

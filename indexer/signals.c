@@ -613,13 +613,15 @@ static int rows_open(out_ctx *o)
 					o->db ? sqlite3_errmsg(o->db) : "out of memory");
 		return o->rc;
 	}
-	/* appends only: a small cache, no journal (the file is thrown away on failure) */
+	/* appends only: a small cache (1 MiB: the last pages of the rows appended to, and the
+	 * fields and titles tables' segments as they are written), no journal (the file is thrown away
+	 * on failure) */
 	if (atlas_analyzer_register(o->db, o->err)) {
 		o->rc = o->err->code;
 		return o->rc;
 	}
 	if (rows_exec(o, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;"
-			 " PRAGMA cache_size=-2048; BEGIN") ||
+			 " PRAGMA cache_size=-1024; BEGIN") ||
 	    rows_exec(o, atlas_schema_signals_sql) || rows_exec(o, atlas_schema_fields_sql) ||
 	    rows_exec(o, "CREATE TABLE computed(src INTEGER, dst INTEGER, signal INTEGER, weight REAL, detail BLOB)"))
 		return o->rc;

@@ -577,12 +577,14 @@ static void find_site_address(site *s)
 /* Makes the corpus's pages from the read files, in file order, with each page's path taken
  * from the sitemap or its file; reports pages missing from the sitemap, duplicate paths and empty
  * pages. Out of memory for a page is reported and the page left out; when the page array cannot
- * grow, the rest are left out. Texts are gathered into blocks batch by batch. */
+ * grow, the rest are left out. Texts are gathered into blocks batch by batch (SITE_TEXT_BATCH
+ * pages, or SITE_TEXT_BLOCK bytes). */
 static void add_pages(site *s)
 {
 	corpus *c = s->c;
 	diag_list *d = s->d;
-	int gathered = 0; /* pages whose texts are in blocks */
+	int gathered = 0;     /* pages whose texts are in blocks */
+	size_t pending = 0;   /* bytes of the texts of the pages after those */
 	for (int fi = 0; fi < s->nfiles; fi++) {
 		site_file *f = &s->files[fi];
 		if (!f->ok || f->hp.skip)
@@ -625,8 +627,11 @@ static void add_pages(site *s)
 		if (!p->words)
 			diag_add(d, f->file, f->hp.body_line, warn_sev(s), "the page's content is empty");
 		f->page = c->npages++;
-		if (c->npages - gathered == SITE_TEXT_BATCH)
+		pending += p->text_len + 1;
+		if (c->npages - gathered == SITE_TEXT_BATCH || pending >= SITE_TEXT_BLOCK) {
 			gathered = gather_batch(c, gathered);
+			pending = 0;
+		}
 	}
 	gather_batch(c, gathered);
 }

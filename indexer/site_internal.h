@@ -13,7 +13,12 @@
 #include "strmap.h"
 
 #define SITE_THREADS_MAX 8
+/* A block of texts (corpus_gather_texts) holds the texts of at most SITE_TEXT_BATCH pages, and is
+ * closed once they reach SITE_TEXT_BLOCK bytes: a block goes back only when the build has indexed
+ * its last page, so a smaller block holds less text already indexed (256 pages of the PostgreSQL
+ * manual were 1.9 MiB) */
 #define SITE_TEXT_BATCH 256
+#define SITE_TEXT_BLOCK (256 << 10)
 #define DESCRIPTION_MAX 300
 /* A page with at least this many links whose texts are at least half of its text is a listing
  * (a book index, a list of every name): a site page, and its terms are not definitions. */

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /**************************************************************************************************
 ** Front matter.
@@ -420,12 +422,28 @@ struct text_block {
 	atomic_int pages;   /* pages whose text is still in the block */
 };
 
+/* Gives the system back the memory pages that hold nothing but text[0..n), a page's text in a
+ * block (the pages it shares with its neighbours' texts stay until the block goes). Cannot fail
+ * (a refusal leaves the memory to munmap). */
+static void discard_text_pages(char *text, size_t n)
+{
+	long pagesize = sysconf(_SC_PAGESIZE);
+	if (pagesize <= 0)
+		return;
+	uintptr_t ps = (uintptr_t)pagesize;
+	uintptr_t from = ((uintptr_t)text + ps - 1) & ~(ps - 1), to = ((uintptr_t)text + n) & ~(ps - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
 void page_release_text(page *p)
 {
 	if (p->block) {
 		if (atomic_fetch_sub(&p->block->pages, 1) == 1) {
 			munmap(p->block->base, p->block->size);
 			free(p->block);
+		} else {
+			discard_text_pages(p->text, p->text_len + 1);
 		}
 	} else {
 		free(p->text);

@@ -909,10 +909,12 @@ int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_mem
 	}
 	rc = atlas_analyzer_register(w.db, err);
 	if (!rc) {
-		/* the page cache (and so the sorter's memory) as the hash: an eighth of the corpus,
-		 * 2 MiB to BUILD_FTS_MEMORY_MIB */
-		long long kib = (long long)c->bytes / 8 / 1024;
-		kib = kib < 2048 ? 2048 : kib > BUILD_FTS_MEMORY_MIB * 1024LL ? BUILD_FTS_MEMORY_MIB * 1024LL : kib;
+		/* the page cache (and so the sorter's memory): a sixteenth of the corpus, 1 MiB to
+		 * BUILD_FTS_MEMORY_MIB. The tables are written in key order, near enough, so the pages
+		 * being filled are few; at an eighth, as much as the hash, the cache was full (2 MiB on
+		 * the PostgreSQL manual) when the build's memory peaked */
+		long long kib = (long long)c->bytes / 16 / 1024;
+		kib = kib < 1024 ? 1024 : kib > BUILD_FTS_MEMORY_MIB * 1024LL ? BUILD_FTS_MEMORY_MIB * 1024LL : kib;
 		char sql[200];
 		snprintf(sql, sizeof(sql),
 			 "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;"

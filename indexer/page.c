@@ -439,11 +439,12 @@ static void discard_text_pages(char *text, size_t n)
 void page_release_text(page *p)
 {
 	if (p->block) {
+		/* before this page's count goes: once it has, another thread may unmap the block, and
+		 * the addresses be mapped again for something else */
+		discard_text_pages(p->text, p->text_len + 1);
 		if (atomic_fetch_sub(&p->block->pages, 1) == 1) {
 			munmap(p->block->base, p->block->size);
 			free(p->block);
-		} else {
-			discard_text_pages(p->text, p->text_len + 1);
 		}
 	} else {
 		free(p->text);

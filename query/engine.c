@@ -25,6 +25,7 @@
 #include "fts_functions.h"
 #include "rank.h"
 #include "schema.h"
+#include "stopwords.h"
 #include "strbuf.h"
 
 /**************************************************************************************************
@@ -158,6 +159,20 @@ static double listing_of(int links, int words)
 	return x <= 0 ? 0 : x >= 1 ? 1 : x;
 }
 
+/* How many of the space-separated words of words (a page's title_words) are not stop words. */
+static int content_words(const char *words)
+{
+	int n = 0;
+	for (const char *w = words; *w;) {
+		while (*w == ' ')
+			w++;
+		size_t len = strcspn(w, " ");
+		n += len > 0 && !atlas_is_stopword(w, len);
+		w += len;
+	}
+	return n;
+}
+
 static int load_docs(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -209,6 +224,7 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		engine_normalize(e, &sb, d->title, false);
 		strbuf_putc(&sb, ' ');
 		d->title_words = keep_str(e, &sb);
+		d->title_content = d->title_words ? content_words(d->title_words) : 0;
 		strbuf_putc(&sb, ' ');
 		engine_normalize(e, &sb, (const char *)sqlite3_column_text(st, 10), true);
 		strbuf_putc(&sb, ' ');

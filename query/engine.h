@@ -185,6 +185,7 @@ typedef struct atlas_doc {
 	char *path_norm;     /* stems of the words of the path ("/t/" of a topic left out), likewise */
 	unsigned long long title_sig, keywords_sig, path_sig; /* atlas_word_sig of the three above */
 	char *title_words;   /* folded title words, likewise (for typeahead) */
+	int title_content;   /* how many of those are not stop words */
 	bool json_plain;     /* path, url, title, type and topics hold no byte JSON escapes */
 	double listing;      /* 0 to 1: how much the page is a list of links rather than content */
 } atlas_doc;

@@ -498,12 +498,19 @@ double score_candidate(const plan *pl, candidate *c, const atlas_doc *doc, const
 	bool ponly = prefix_only(pl, c);
 	if (doc->listing > 0 && title < 1.0)
 		tw *= 1 - (1 - RANK_LISTING_PRIOR) * doc->listing;
+	double fill = 0;
+	if (title >= 1.0 && doc->title_content > 0) {
+		int n = 0;
+		for (int i = 0; i < pl->nterms; i++)
+			n += !pl->terms[i].negated && !pl->terms[i].stop;
+		fill = n >= doc->title_content ? 1.0 : (double)n / doc->title_content;
+	}
 	c->title = title;
 	c->keywords = kw;
 	c->exact = exact;
 	c->path = c->proximity = c->heading = 0;
 	c->score = c->bm25 * (RANK_COVERAGE_FLOOR + (1 - RANK_COVERAGE_FLOOR) * cov * sqrt(cov)) *
-		   (1 + RANK_TITLE_WORDS * title) * (exact ? RANK_TITLE_EXACT : 1.0) *
+		   (1 + RANK_TITLE_WORDS * title) * (exact ? RANK_TITLE_EXACT : 1.0) * (1 + RANK_TITLE_FILL * fill) *
 		   (1 + RANK_KEYWORD_WORDS * kw) * tw * pw * (ponly ? RANK_PREFIX_ONLY : 1.0);
 	return c->score;
 }

@@ -47,7 +47,9 @@ typedef struct vec_ctx {
 	int oom;
 } vec_ctx;
 
-/* Counts one surface word or identifier of page v->doc. Returns its vocabulary index or -1. */
+/* Counts one surface word or identifier of page v->doc. Returns its vocabulary index, or -1 when
+ * it is not counted (shorter than 2 or longer than 40 bytes, or out of memory: v->oom set): an
+ * index, not an error code. */
 static int vocab_add(vec_ctx *v, const char *tok, int n)
 {
 	if (n < 2 || n > 40)

@@ -59,7 +59,7 @@ static int add_section(md_state *st, int level, const char *heading)
 	}
 	s->anchor = strbuf_detach(&a);
 	p->nsecs++;
-	return s->heading && s->anchor ? 0 : -1;
+	return s->heading && s->anchor ? 0 : ATLAS_ENOMEM;
 }
 
 static void append_text(md_state *st, const char *text, size_t n)

@@ -390,16 +390,19 @@ int engine_section_row(atlas_engine *e, int sec, int need, section_text *out)
 {
 	sqlite3_stmt *st = e->st_section_text;
 	sqlite3_bind_int(st, 1, sec + 1);
-	if (sqlite3_step(st) != SQLITE_ROW ||
-	    atlas_decompress(e->body_z, &e->body_buf, sqlite3_column_blob(st, 2),
-			     (size_t)sqlite3_column_bytes(st, 2), NULL))
-		return -1;
+	int step = sqlite3_step(st);
+	if (step != SQLITE_ROW)
+		return step == SQLITE_DONE ? ATLAS_EINVAL : ATLAS_ESQL;
+	int rc = atlas_decompress(e->body_z, &e->body_buf, sqlite3_column_blob(st, 2),
+				  (size_t)sqlite3_column_bytes(st, 2), NULL);
+	if (rc)
+		return rc;
 	out->heading = (const char *)sqlite3_column_text(st, 0);
 	out->nheading = sqlite3_column_bytes(st, 0);
 	out->anchor = (const char *)sqlite3_column_text(st, 1);
 	out->nanchor = sqlite3_column_bytes(st, 1);
 	if (!section_anchor(e, sec, out->heading, &out->anchor, &out->nanchor))
-		return -1;
+		return ATLAS_ENOMEM;
 	out->body = e->body_buf.buf;
 	out->nbody = (int)e->body_buf.len;
 	out->decoded = section_spans(e, &e->row_spans, sec, out, need) ? e->row_spans.sp : NULL;

@@ -492,7 +492,7 @@ fail:
 ** Rows.
 */
 
-int postings_run(postings_query *q, match_record *rec, bool all_groups, postings_row_fn fn,
+int postings_run(postings_query *q, match_record *rec, bool all_groups, long cap, postings_row_fn fn,
 		 void *ctx)
 {
 	if (q->failed || !rec->sizes || rec->nrows < q->p->ndocs)
@@ -522,7 +522,7 @@ int postings_run(postings_query *q, match_record *rec, bool all_groups, postings
 		ph->cursor = 0;
 	}
 	int rows = 0;
-	for (int d = 1; d <= q->p->ndocs; d++) {
+	for (int d = 1; d <= q->p->ndocs && rows < cap; d++) {
 		if (q->docgen[d] != q->gen || q->docneg[d] || !q->docmask[d] ||
 		    (all_groups && q->docmask[d] != q->positive))
 			continue;

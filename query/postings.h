@@ -66,10 +66,10 @@ typedef void (*postings_row_fn)(void *ctx, sqlite3_int64 rowid, double score);
 
 /* Evaluates the expression: the rows holding a phrase of every positive group (all_groups) or of
  * any, and of no negated group, each scored and recorded in rec (whose sizes must be set) as
- * atlas_rank would. Returns the number of rows, or -1 when the expression is one the held form
+ * atlas_rank would, the first cap of them in rowid order (the rows FTS5 would give first). Returns the number of rows, or -1 when the expression is one the held form
  * does not evaluate (a postings_add refused a phrase) or rec is not ready for it: not an error
  * code, a count the caller does not have (it then asks FTS5). */
-int postings_run(postings_query *q, match_record *rec, bool all_groups, postings_row_fn fn,
+int postings_run(postings_query *q, match_record *rec, bool all_groups, long cap, postings_row_fn fn,
 		 void *ctx);
 
 #endif

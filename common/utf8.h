@@ -9,7 +9,8 @@
  * surrogate, beyond U+10FFFF, or cut short. */
 size_t atlas_utf8_len(const unsigned char *s, size_t n);
 
-/* Byte offset of the first invalid sequence in s[0..n), or -1 when all of it is valid. */
+/* Byte offset of the first invalid sequence in s[0..n), or -1 when all of it is valid (an offset,
+ * not an error code). */
 long atlas_utf8_invalid_at(const char *s, size_t n);
 
 /* Makes s[0..n) valid UTF-8 text in place, by the rule for readers' input: every byte of an

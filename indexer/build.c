@@ -68,12 +68,14 @@ int index_remove_stale_temps(const char *out_path)
 	return removed;
 }
 
+/* Flushes the file (or, with directory, the folder) at path to the disk. Returns 0, or ATLAS_EIO
+ * with errno saying why; the caller writes the message. */
 static int fsync_path(const char *path, int directory)
 {
 	int fd = open(path, directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
 	if (fd < 0)
-		return -1;
-	int rc = fsync(fd);
+		return ATLAS_EIO;
+	int rc = fsync(fd) ? ATLAS_EIO : 0;
 	close(fd);
 	return rc;
 }

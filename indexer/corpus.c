@@ -23,8 +23,9 @@ char *corpus_strndup(const char *s, size_t n)
 }
 
 /* Reads the whole file at path (or, when fd is not -1, the file open on fd, which is closed either
- * way) into *out (owned by the caller, NUL-terminated) and its length into *n. Returns 0, or -1
- * with errno set. */
+ * way) into *out (owned by the caller, NUL-terminated) and its length into *n. Returns 0, or with
+ * errno set (EIO when the file was opened but could not be read whole) ATLAS_EIO when the file
+ * cannot be opened or read, or ATLAS_ENOMEM when out of memory. */
 int corpus_read_file(const char *path, int fd, char **out, size_t *n)
 {
 	*out = NULL;
@@ -35,7 +36,7 @@ int corpus_read_file(const char *path, int fd, char **out, size_t *n)
 		if (fd >= 0)
 			close(fd);
 		errno = e;
-		return -1;
+		return ATLAS_EIO;
 	}
 	strbuf sb = STRBUF_INIT;
 	char buf[65536];
@@ -43,15 +44,16 @@ int corpus_read_file(const char *path, int fd, char **out, size_t *n)
 	while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
 		strbuf_append(&sb, buf, got);
 	int bad = ferror(f) || sb.oom;
+	int rc = sb.oom ? ATLAS_ENOMEM : ATLAS_EIO;
 	fclose(f);
 	if (bad) {
 		strbuf_free(&sb);
 		errno = bad ? EIO : errno;
-		return -1;
+		return rc;
 	}
 	*n = sb.len;
 	*out = strbuf_detach(&sb);
-	return *out ? 0 : -1;
+	return *out ? 0 : ATLAS_ENOMEM;
 }
 
 /* FNV-1a 64 of s[0..n), continuing from h (CORPUS_FNV_OFFSET to start). */
@@ -136,7 +138,7 @@ int corpus_load(corpus *c, const char *dir, bool strict, diag_list *d)
 	struct stat sb;
 	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
 		diag_add(d, dir, 0, DIAG_ERROR, "corpus directory not found or not a directory");
-		return -1;
+		return ATLAS_ENOTFOUND;
 	}
 	c->dir = strdup(dir);
 	corpus_load_topics(c, d);

@@ -125,20 +125,21 @@ typedef struct corpus {
 } corpus;
 
 /* Parses one page file held in data[0..n) (front matter + Markdown) as a page of the given type.
- * file names it in diagnostics. On success fills *out (free with page_free) and returns 0; on any
- * error returns -1 with every problem found recorded in d and *out left empty. */
+ * file names it in diagnostics. On success fills *out (free with page_free) and returns 0; when the
+ * page is not valid returns ATLAS_EINVAL with every problem found recorded in d and *out left
+ * empty; ATLAS_ENOMEM (nothing recorded) when out of memory before the page could be checked. */
 int page_parse(page *out, const char *file, const char *data, size_t n, enum atlas_page_type type,
 	       diag_list *d);
 void page_free(page *p);
 
 /* Extracts sections (lead, then one per ##/### heading), plain text and links from a Markdown
  * body into p, whose title and description must be set. body_line is the file line of body[0].
- * Returns 0, or -1 when out of memory or md4c fails. */
+ * Returns 0, or ATLAS_ENOMEM when out of memory or ATLAS_EINVAL when md4c fails. */
 int corpus_parse_body(page *p, const char *body, size_t n, int body_line);
 
 /* Reads the whole corpus under dir, validating everything it can; problems go to d. strict turns
  * link and sitemap warnings into errors. Returns 0 when it could read the corpus (check d->errors
- * for validity) or -1 when dir itself is unusable. */
+ * for validity) or ATLAS_ENOTFOUND when dir is not a directory (d says so). */
 int corpus_load(corpus *c, const char *dir, bool strict, diag_list *d);
 void corpus_free(corpus *c);
 

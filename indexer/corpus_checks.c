@@ -1,6 +1,7 @@
 /* corpus_checks.c - the checks across the corpus's files (topics, prerequisites, guide steps and
  * links that name pages; the sitemap against the pages), and the topic pages made from topics.json. */
 #include "corpus_internal.h"
+#include "error.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,7 +142,7 @@ static void place_member(int ti, int pi, void *arg)
 
 /* Finds every topic's explainers in one pass over the pages (a pass over every page for each
  * topic read every page's record 48 times), and each topic page's sitemap entry. Returns 0, or
- * -1 when out of memory (m then empty). */
+ * ATLAS_ENOMEM when out of memory (m then empty). */
 static int topic_members_find(topic_members *m, const corpus *c)
 {
 	int nt = c->ntopics;
@@ -171,7 +172,7 @@ static int topic_members_find(topic_members *m, const corpus *c)
 fail:
 	topic_members_free(m);
 	memset(m, 0, sizeof(*m));
-	return -1;
+	return ATLAS_ENOMEM;
 }
 
 void corpus_add_topic_pages(corpus *c, diag_list *d)

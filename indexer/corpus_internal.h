@@ -27,8 +27,8 @@ void diag_list_move(diag_list *dst, diag_list *src);
 /* Returns a copy of s[0..n) with a NUL after it (the caller frees it), or NULL when out of memory. */
 char *corpus_strndup(const char *s, size_t n);
 /* Reads the whole file at path (or, when fd is not -1, the file open on fd, which is closed either
- * way) into *out (owned by the caller, NUL-terminated) and its length into *n. Returns 0, or -1
- * with errno set. */
+ * way) into *out (owned by the caller, NUL-terminated) and its length into *n. Returns 0, or with
+ * errno set ATLAS_EIO (the file cannot be opened or read) or ATLAS_ENOMEM (out of memory). */
 int corpus_read_file(const char *path, int fd, char **out, size_t *n);
 
 #define CORPUS_FNV_OFFSET 1469598103934665603ULL

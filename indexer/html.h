@@ -82,7 +82,7 @@ typedef struct html_opts {
 } html_opts;
 
 /* Parses the UTF-8 document data[0..n) and extracts *out (free with html_page_free). Returns 0,
- * or -1 when out of memory (out is then empty). */
+ * or ATLAS_ENOMEM when out of memory (out is then empty). */
 int html_read(html_page *out, const char *data, size_t n, const html_opts *o);
 void html_page_free(html_page *p);
 
@@ -101,8 +101,8 @@ void html_thread_done(void);
 /* Converts data[0..n) to UTF-8 by its charset (a byte order mark, else a <meta> charset in its
  * first 1024 bytes, else UTF-8): every byte not valid in it becomes U+FFFD. *out (malloc'd,
  * NUL-terminated, owned by the caller) and *outn get the text, *replaced how many bytes were
- * replaced, charset (of size 64) the name used. Returns 0, -1 when the charset is unknown
- * (charset names it), or -2 when out of memory. */
+ * replaced, charset (of size 64) the name used. Returns 0, ATLAS_EINVAL when the charset is unknown
+ * (charset names it), or ATLAS_ENOMEM when out of memory. */
 int html_decode(const char *data, size_t n, char **out, size_t *outn, long *replaced, char *charset);
 
 #endif

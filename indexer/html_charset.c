@@ -1,5 +1,6 @@
 /* html_charset.c - an HTML file's charset found and its bytes decoded to UTF-8 (iconv). */
 #include "html_internal.h"
+#include "error.h"
 #include "utf8.h"
 
 #include <cjson/cJSON.h>
@@ -74,7 +75,7 @@ int html_decode(const char *data, size_t n, char **out, size_t *outn, long *repl
 	if (utf8) {
 		strcpy(charset, "UTF-8");
 		if (strbuf_reserve(&sb, n + 1))
-			return -2;
+			return ATLAS_ENOMEM;
 		size_t i = 0;
 		while (i < n) {
 			long bad = atlas_utf8_invalid_at(data + i, n - i);
@@ -90,10 +91,10 @@ int html_decode(const char *data, size_t n, char **out, size_t *outn, long *repl
 	} else {
 		iconv_t cd = iconv_open("UTF-8", charset);
 		if (cd == (iconv_t)-1)
-			return -1;
+			return ATLAS_EINVAL;
 		if (strbuf_reserve(&sb, n * 2 + 16)) {
 			iconv_close(cd);
-			return -2;
+			return ATLAS_ENOMEM;
 		}
 		char *in = (char *)data;
 		size_t inleft = n;
@@ -119,7 +120,7 @@ int html_decode(const char *data, size_t n, char **out, size_t *outn, long *repl
 	}
 	if (sb.oom) {
 		strbuf_free(&sb);
-		return -2;
+		return ATLAS_ENOMEM;
 	}
 	if (sb.buf)
 		sb.buf[sb.len] = '\0'; /* an empty page: reserved, never appended to */
@@ -128,7 +129,7 @@ int html_decode(const char *data, size_t n, char **out, size_t *outn, long *repl
 	if (!*out) {
 		*out = strdup("");
 		if (!*out)
-			return -2;
+			return ATLAS_ENOMEM;
 	}
 	return 0;
 }

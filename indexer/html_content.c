@@ -1,6 +1,7 @@
 /* html_content.c - an HTML page's content root: its sections, links and definitions, and the page
  * read whole (html_read). */
 #include "html_internal.h"
+#include "error.h"
 #include "utf8.h"
 
 #include <cjson/cJSON.h>
@@ -469,7 +470,7 @@ int html_read(html_page *p, const char *data, size_t n, const html_opts *o)
 	GumboOutput *out = gumbo_parse_with_options(&go, data, n);
 	if (!out) {
 		tree_reset(&thread_arena);
-		return -1;
+		return ATLAS_ENOMEM;
 	}
 	head_state hs;
 	memset(&hs, 0, sizeof(hs));
@@ -499,7 +500,7 @@ int html_read(html_page *p, const char *data, size_t n, const html_opts *o)
 		oom = true;
 	if (oom) {
 		html_page_free(p);
-		return -1;
+		return ATLAS_ENOMEM;
 	}
 	for (int i = 0; i < p->nsecs; i++)
 		p->words += (p->secs[i].heading ? atlas_text_words(p->secs[i].heading) : 0) +

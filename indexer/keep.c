@@ -109,28 +109,30 @@ static kept_file *find_file(keep_state *k, const char *rel)
 	return NULL;
 }
 
-/* Writes data[0..n) to path. Returns 0 or -1. */
+/* Writes data[0..n) to path. Returns 0, or ATLAS_EIO (errno says why) when the file cannot be
+ * made or written. */
 static int write_file(const char *path, const char *data, size_t n)
 {
 	FILE *f = fopen(path, "wb");
 	if (!f)
-		return -1;
-	int rc = fwrite(data, 1, n, f) == n ? 0 : -1;
-	return fclose(f) || rc ? -1 : 0;
+		return ATLAS_EIO;
+	int rc = fwrite(data, 1, n, f) == n ? 0 : ATLAS_EIO;
+	return fclose(f) || rc ? ATLAS_EIO : 0;
 }
 
 /* Copies the tree src/rel into dst/rel: hard links where the file system allows, else copies;
- * a set-apart file as its previous version (out_path's) or not at all. Returns 0 or -1. */
+ * a set-apart file as its previous version (out_path's) or not at all. Returns 0, or ATLAS_EIO
+ * (errno says why) when a folder, link or file cannot be read or made; the caller reports it. */
 static int mirror(keep_state *k, const char *out_path, const char *rel, int depth)
 {
 	char from[PATH_MAX], to[PATH_MAX];
 	snprintf(from, sizeof(from), "%s%s%s", k->src, *rel ? "/" : "", rel);
 	snprintf(to, sizeof(to), "%s%s%s", k->shadow, *rel ? "/" : "", rel);
 	if (*rel && mkdir(to, 0755) && errno != EEXIST)
-		return -1;
+		return ATLAS_EIO;
 	DIR *dir = opendir(from);
 	if (!dir)
-		return -1;
+		return ATLAS_EIO;
 	int rc = 0;
 	struct dirent *de;
 	while (!rc && (de = readdir(dir))) {
@@ -164,12 +166,12 @@ static int mirror(keep_state *k, const char *out_path, const char *rel, int dept
 			ssize_t n = readlink(f, target, sizeof(target) - 1);
 			if (n > 0) {
 				target[n] = '\0';
-				rc = symlink(target, t);
+				rc = symlink(target, t) ? ATLAS_EIO : 0;
 			}
 		} else if (S_ISREG(sb.st_mode) && link(f, t)) {
 			size_t n = 0;
 			char *data = slurp(f, &n);
-			rc = data ? write_file(t, data, n) : -1;
+			rc = data ? write_file(t, data, n) : ATLAS_EIO;
 			free(data);
 		}
 	}
@@ -199,8 +201,9 @@ static void remove_tree(const char *path)
 }
 
 /* Records each page file with an error in d (named under dir) in k, a new one to be kept at its
- * previous version, one already set apart to be left out. Returns the files added or changed,
- * or -1 when an error is in a file that is not a page file (which cannot be set apart). */
+ * previous version, one already set apart to be left out. Returns the files added or changed
+ * (0 or more), ATLAS_EINVAL when an error is in a file that is not a page file (which cannot be
+ * set apart), or ATLAS_ENOMEM when out of memory; the diagnostics in d say what is wrong. */
 static int set_apart(keep_state *k, const char *dir, const diag_list *d)
 {
 	int changed = 0;
@@ -210,7 +213,7 @@ static int set_apart(keep_state *k, const char *dir, const diag_list *d)
 			continue;
 		const char *rel = rel_of(g->file, dir);
 		if (!rel || !page_file_name(rel))
-			return -1;
+			return ATLAS_EINVAL;
 		kept_file *kf = find_file(k, rel);
 		if (kf) {
 			if (kf->kept) {
@@ -223,7 +226,7 @@ static int set_apart(keep_state *k, const char *dir, const diag_list *d)
 			int cap = k->cap ? k->cap * 2 : 16;
 			kept_file *nf = realloc(k->files, (size_t)cap * sizeof(*nf));
 			if (!nf)
-				return -1;
+				return ATLAS_ENOMEM;
 			k->files = nf;
 			k->cap = cap;
 		}
@@ -242,8 +245,8 @@ static int load(corpus *c, const keep_source *src, const char *dir, diag_list *d
 			 : corpus_load(c, dir, src->strict, d);
 }
 
-/* Makes the shadow tree afresh and loads it into *c. Returns the load's errors (0: valid), or -1
- * when the tree cannot be made (reported in d). */
+/* Makes the shadow tree afresh and loads it into *c. Returns the load's errors (0: valid, a count,
+ * not an error code), or ATLAS_EIO when the tree cannot be made (reported in d). */
 static int shadow_load(corpus *c, const keep_source *src, const char *out_path, keep_state *k,
 		       diag_list *d, diag_list *got)
 {
@@ -251,7 +254,7 @@ static int shadow_load(corpus *c, const keep_source *src, const char *out_path, 
 	if (mkdir(k->shadow, 0755) || mirror(k, out_path, "", 0)) {
 		diag_add(d, k->shadow, 0, DIAG_ERROR, "cannot copy %s for --keep-going: %s", k->src,
 			 strerror(errno));
-		return -1;
+		return ATLAS_EIO;
 	}
 	corpus_free(c);
 	load(c, src, k->shadow, got);
@@ -260,7 +263,8 @@ static int shadow_load(corpus *c, const keep_source *src, const char *out_path, 
 
 /* Gives back to the build each set-apart file that is valid as it is now once the others are set
  * apart (its errors were theirs: a step naming a page that failed), then loads the final tree.
- * Returns 0, or -1 when that cannot be done (reported in d). */
+ * Returns 0, ATLAS_EIO when the tree cannot be made (reported in d), or ATLAS_EINVAL when the final
+ * tree has errors after all (they are not added to d). */
 static int restore_innocent(corpus *c, const keep_source *src, const char *out_path, keep_state *k,
 			    diag_list *d)
 {
@@ -274,7 +278,7 @@ static int restore_innocent(corpus *c, const keep_source *src, const char *out_p
 		int rc = shadow_load(c, src, out_path, k, d, &got);
 		diag_list_free(&got);
 		if (rc < 0)
-			return -1;
+			return rc;
 		k->files[i].restored = rc == 0;
 	}
 	int n = 0;
@@ -290,32 +294,38 @@ static int restore_innocent(corpus *c, const keep_source *src, const char *out_p
 	diag_list got = { 0 };
 	int rc = shadow_load(c, src, out_path, k, d, &got);
 	diag_list_free(&got);
-	return rc ? -1 : 0;
+	return rc < 0 ? rc : rc ? ATLAS_EINVAL : 0;
 }
 
-/* Loads, setting invalid page files apart with keep_going. Returns 0 valid, -1 not. */
+/* Loads, setting invalid page files apart with keep_going. Returns 0 when valid, else an ATLAS_E*
+ * code with d saying why (see keep.h). */
 int keep_load(corpus *c, const keep_source *src, bool keep_going, const char *out_path,
 	      keep_state *k, diag_list *d)
 {
 	memset(k, 0, sizeof(*k));
 	k->src = strdup(src->dir);
-	if (load(c, src, src->dir, d) || !d->errors)
-		return d->errors ? -1 : 0;
-	if (!keep_going || !k->src || set_apart(k, src->dir, d) < 0)
-		return -1;
+	int rc = load(c, src, src->dir, d);
+	if (rc || !d->errors)
+		return d->errors ? (rc ? rc : ATLAS_EINVAL) : 0;
+	if (!keep_going)
+		return ATLAS_EINVAL;
+	if (!k->src)
+		return ATLAS_ENOMEM;
+	if ((rc = set_apart(k, src->dir, d)) < 0)
+		return rc;
 	char tmpl[PATH_MAX];
 	const char *slash = strrchr(out_path, '/');
 	snprintf(tmpl, sizeof(tmpl), "%.*s.atlas-keep.XXXXXX", slash ? (int)(slash - out_path + 1) : 0, out_path);
 	if (!mkdtemp(tmpl)) {
 		diag_add(d, tmpl, 0, DIAG_ERROR, "cannot make a folder for --keep-going: %s", strerror(errno));
-		return -1;
+		return ATLAS_EIO;
 	}
 	k->shadow = strdup(tmpl);
 	for (int round = 1; round < KEEP_ROUNDS; round++) {
 		diag_list again = { 0 };
-		if (shadow_load(c, src, out_path, k, d, &again) < 0) {
+		if ((rc = shadow_load(c, src, out_path, k, d, &again)) < 0) {
 			diag_list_free(&again);
-			return -1;
+			return rc;
 		}
 		int changed = again.errors ? set_apart(k, k->shadow, &again) : 0;
 		if (changed < 0) {
@@ -328,10 +338,10 @@ int keep_load(corpus *c, const keep_source *src, bool keep_going, const char *ou
 		if (done)
 			return restore_innocent(c, src, out_path, k, d);
 		if (changed <= 0)
-			return -1;
+			return changed < 0 ? changed : ATLAS_EINVAL;
 	}
 	diag_add(d, k->src, 0, DIAG_ERROR, "--keep-going: still invalid after setting pages apart");
-	return -1;
+	return ATLAS_EINVAL;
 }
 
 /* The extra writer of index_build: page sources, kept_pages and meta kept_pages. */

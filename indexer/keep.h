@@ -36,7 +36,10 @@ typedef struct keep_source {
  * version in the index at out_path (or left out), until no errors remain (at most a few
  * rounds). k records the files kept or left out, and after it the index built sets them apart
  * (keep_install). Returns 0 when *c is valid (d->errors may count the first load's errors,
- * which then were all set apart), or -1 when it is not (d holds the errors). */
+ * which then were all set apart); otherwise, with d holding the errors, the load's own code
+ * (corpus_load's or site_load's) when it could not read the source, ATLAS_EINVAL when the source
+ * is not valid (and could not be made valid by setting page files apart), ATLAS_EIO when the
+ * shadow directory cannot be made, or ATLAS_ENOMEM when out of memory. */
 int keep_load(corpus *c, const keep_source *src, bool keep_going, const char *out_path,
 	      keep_state *k, diag_list *d);
 

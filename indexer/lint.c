@@ -2,6 +2,7 @@
  * a build needs: front-matter fields, body conventions, titles, guides, topics, synonyms, copied
  * text, and the numeric rules a corpus states in its lint.json. */
 #include "lint.h"
+#include "error.h"
 
 #include <expat.h>
 #include <stdint.h>
@@ -74,8 +75,8 @@ static void read_range(const cJSON *o, const char *key, int out[2])
 	}
 }
 
-/* Reads dir/lint.json into *r (defaults: nothing numeric checked). Returns 0, or -1 with the
- * problem in d when the file is there but not a rules object. */
+/* Reads dir/lint.json into *r (defaults: nothing numeric checked). Returns 0, or ATLAS_EINVAL with
+ * the problem in d when the file is there but not a rules object. */
 static int read_rules(lint_rules *r, const char *dir, diag_list *d)
 {
 	memset(r, 0, sizeof(*r));
@@ -100,7 +101,7 @@ static int read_rules(lint_rules *r, const char *dir, diag_list *d)
 	if (!cJSON_IsObject(o)) {
 		diag_add(d, path, 1, DIAG_ERROR, "not a JSON object of rules");
 		cJSON_Delete(o);
-		return -1;
+		return ATLAS_EINVAL;
 	}
 	for (int t = 0; t < 4; t++) {
 		const cJSON *to = cJSON_GetObjectItemCaseSensitive(o, atlas_page_type_names[t]);

@@ -74,7 +74,8 @@ typedef struct index_args {
 } index_args;
 
 /* Reads the command line into a (zeroed first). Returns -1 when the build is to go on, or the
- * exit status (0 after --help or --version, 2 after a usage error printed on stderr). */
+ * exit status (0 after --help or --version, 2 after a usage error printed on stderr): -1 is not an
+ * error code but "no exit status", as every status is 0 or more. */
 static int parse_args(index_args *a, int argc, char **argv)
 {
 	memset(a, 0, sizeof(*a));
@@ -189,7 +190,7 @@ int main(int argc, char **argv)
 	if (check && valid == 0)
 		lint_corpus(&c, dir, &d);
 	if (check && valid == 0 && d.errors > 0 && !k.n)
-		valid = -1;
+		valid = ATLAS_EINVAL;
 	print_diags(&d);
 	int status = 0;
 	for (int i = 0; valid == 0 && i < k.n; i++)

@@ -59,7 +59,7 @@ static int add_section(md_state *st, int level, const char *heading)
 	}
 	s->anchor = strbuf_detach(&a);
 	p->nsecs++;
-	return s->heading && s->anchor ? 0 : -1;
+	return s->heading && s->anchor ? 0 : ATLAS_ENOMEM;
 }
 
 static void append_text(md_state *st, const char *text, size_t n)
@@ -314,7 +314,7 @@ int corpus_parse_body(page *p, const char *body, size_t n, int body_line)
 	st.line_no = 1;
 	st.body_line = body_line;
 	if (add_section(&st, 0, p->title ? p->title : ""))
-		return -1;
+		return ATLAS_ENOMEM;
 	strbuf_puts(&st.text, p->description ? p->description : "");
 	strbuf_putc(&st.text, '\n');
 	p->lead_len = st.text.len;
@@ -328,7 +328,7 @@ int corpus_parse_body(page *p, const char *body, size_t n, int body_line)
 	strmap_free(&st.anchors);
 	if (rc || st.oom || st.text.oom) {
 		strbuf_free(&st.text);
-		return -1;
+		return st.oom || st.text.oom ? ATLAS_ENOMEM : ATLAS_EINVAL;
 	}
 	/* the text grew by doubling and is held until the index is written: up to half of it was
 	 * slack, and the corpus is the build's largest use of memory */
@@ -338,7 +338,7 @@ int corpus_parse_body(page *p, const char *body, size_t n, int body_line)
 	p->text_len = len;
 	p->text = strbuf_detach(&st.text);
 	if (!p->text)
-		return -1;
+		return ATLAS_ENOMEM;
 	p->words = 0;
 	for (int i = p->nsecs - 1; i >= 0; i--) {
 		section *x = &p->secs[i];

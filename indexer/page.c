@@ -259,11 +259,12 @@ int page_parse(page *p, const char *file, const char *data, size_t n, enum atlas
 	       diag_list *d)
 {
 	int errors_before = d->errors;
+	int rc = ATLAS_EINVAL; /* what a goto fail returns */
 	memset(p, 0, sizeof(*p));
 	p->file = strdup(file);
 	p->type = type;
 	if (!p->file)
-		return -1;
+		return ATLAS_ENOMEM;
 	long bad = atlas_utf8_invalid_at(data, n);
 	if (bad >= 0) {
 		diag_add(d, file, diag_line_of_offset(data, (size_t)bad), DIAG_ERROR,
@@ -280,8 +281,10 @@ int page_parse(page *p, const char *file, const char *data, size_t n, enum atlas
 		goto fail;
 	}
 	p->fm_text = corpus_strndup(data, end);
-	if (!p->fm_text)
+	if (!p->fm_text) {
+		rc = ATLAS_ENOMEM;
 		goto fail;
+	}
 	const char *parse_end = NULL;
 	cJSON *fm = cJSON_ParseWithLengthOpts(data, end, &parse_end, 0);
 	if (!fm) {
@@ -365,7 +368,7 @@ int page_parse(page *p, const char *file, const char *data, size_t n, enum atlas
 
 fail:
 	page_free(p);
-	return -1;
+	return rc;
 }
 
 void page_free(page *p)

@@ -47,7 +47,9 @@ typedef struct vec_ctx {
 	int oom;
 } vec_ctx;
 
-/* Counts one surface word or identifier of page v->doc. Returns its vocabulary index or -1. */
+/* Counts one surface word or identifier of page v->doc. Returns its vocabulary index, or -1 when
+ * it is not counted (shorter than 2 or longer than 40 bytes, or out of memory: v->oom set): an
+ * index, not an error code. */
 static int vocab_add(vec_ctx *v, const char *tok, int n)
 {
 	if (n < 2 || n > 40)
@@ -306,7 +308,7 @@ static void vec_ctx_free(vec_ctx *v)
 
 /* Pass 1: reads every page of c into v (weighted term frequencies, document frequencies, the
  * vocabulary), keeping each page's raw vector in raw[page] and releasing the page's bodies once
- * read. Returns 0, or -1 when out of memory (v->oom set). */
+ * read. Returns 0, or ATLAS_ENOMEM when out of memory (v->oom set). */
 static int read_vectors(vec_ctx *v, corpus *c, atlas_analyzer *a, raw_vec *raw)
 {
 	for (int pi = 0; pi < c->npages && !v->oom; pi++) {
@@ -330,13 +332,13 @@ static int read_vectors(vec_ctx *v, corpus *c, atlas_analyzer *a, raw_vec *raw)
 			break;
 		}
 	}
-	return v->oom ? -1 : 0;
+	return v->oom ? ATLAS_ENOMEM : 0;
 }
 
 /* Pass 2: each of the n pages' tf-idf vector from its raw one (v: the document frequencies),
  * normalized and truncated to its strongest MLT_TERMS terms into vecs[page] (nvec[page] terms,
  * owned by the caller); each raw vector is freed as soon as its truncated one is made. Returns 0,
- * or -1 when out of memory. */
+ * or ATLAS_ENOMEM when out of memory. */
 static int weigh_vectors(const vec_ctx *v, int n, raw_vec *raw, term_w **vecs, int *nvec)
 {
 	term_w *scratch = NULL;
@@ -346,7 +348,7 @@ static int weigh_vectors(const vec_ctx *v, int n, raw_vec *raw, term_w **vecs, i
 		if (nr > capscratch) {
 			term_w *t = realloc(scratch, (size_t)nr * sizeof(term_w));
 			if (!t) {
-				rc = -1;
+				rc = ATLAS_ENOMEM;
 				break;
 			}
 			scratch = t;
@@ -367,7 +369,7 @@ static int weigh_vectors(const vec_ctx *v, int n, raw_vec *raw, term_w **vecs, i
 		nvec[pi] = nr < MLT_TERMS ? nr : MLT_TERMS;
 		vecs[pi] = malloc((size_t)(nvec[pi] ? nvec[pi] : 1) * sizeof(term_w));
 		if (!vecs[pi]) {
-			rc = -1;
+			rc = ATLAS_ENOMEM;
 			break;
 		}
 		memcpy(vecs[pi], scratch, (size_t)nvec[pi] * sizeof(term_w));

@@ -535,7 +535,7 @@ static void report_reads(site *s)
 		c->bytes += f->bytes;
 		if (f->read_errno)
 			diag_add(d, f->file, 0, DIAG_ERROR, "cannot read: %s", strerror(f->read_errno));
-		else if (f->decode_rc == -1)
+		else if (f->decode_rc == ATLAS_EINVAL)
 			diag_add(d, f->file, 1, DIAG_ERROR, "cannot decode: unknown charset \"%s\"", f->charset);
 		else if (f->decode_rc)
 			diag_add(d, f->file, 0, DIAG_ERROR, "out of memory");
@@ -648,7 +648,7 @@ int site_load(corpus *c, const char *dir, const char *config_path, bool strict, 
 	char real[PATH_MAX];
 	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || !realpath(dir, real)) {
 		diag_add(d, dir, 0, DIAG_ERROR, "site directory not found or not a directory");
-		return -1;
+		return ATLAS_ENOTFOUND;
 	}
 	s.dir = strdup(dir);
 	size_t dl = strlen(s.dir);
@@ -656,11 +656,9 @@ int site_load(corpus *c, const char *dir, const char *config_path, bool strict, 
 		s.dir[--dl] = '\0';
 	s.real_dir = strdup(real);
 	c->dir = strdup(s.dir);
-	int rc = 0;
-	if (config_load(&s, config_path)) {
-		rc = -1;
+	int rc = config_load(&s, config_path);
+	if (rc)
 		goto out;
-	}
 	s.opts.content = s.cfg.content;
 	s.opts.ignore = s.cfg.ignore;
 	walk(&s, "", 0);

@@ -1,6 +1,7 @@
 /* site_config.c - a built site's configuration (atlas.json): its globs, the pages to leave out,
  * page types, the topic root, the content and chrome selectors. */
 #include "site_internal.h"
+#include "error.h"
 #include "anchor.h"
 
 #include <cjson/cJSON.h>
@@ -171,8 +172,9 @@ static bool selector_text(cJSON *v, strbuf *sb)
 }
 
 /* Applies one key of the configuration's object to s->cfg (the ignore selectors are added to ig,
- * parsed once all keys are read); path and text name the file for diagnostics. Returns 0, or -1
- * after recording in s->d why the key's value is wrong; an unknown key is a warning and 0. */
+ * parsed once all keys are read); path and text name the file for diagnostics. Returns 0, or
+ * ATLAS_EINVAL after recording in s->d why the key's value is wrong; an unknown key is a warning
+ * and 0. */
 static int config_key(site *s, const char *path, const char *text, cJSON *item, strbuf *ig)
 {
 	int rc = 0;
@@ -181,7 +183,7 @@ static int config_key(site *s, const char *path, const char *text, cJSON *item, 
 	if (strcmp(k, "site_url") == 0) {
 		if (!cJSON_IsString(item)) {
 			diag_add(s->d, path, line, DIAG_ERROR, "site_url must be a string");
-			return -1;
+			return ATLAS_EINVAL;
 		}
 		s->cfg.site_url = strdup(item->valuestring);
 		size_t l = strlen(s->cfg.site_url);
@@ -193,7 +195,7 @@ static int config_key(site *s, const char *path, const char *text, cJSON *item, 
 		cJSON_ArrayForEach(e, item) ok = ok && cJSON_IsString(e);
 		if (!ok) {
 			diag_add(s->d, path, line, DIAG_ERROR, "exclude must be an array of glob strings");
-			return -1;
+			return ATLAS_EINVAL;
 		}
 		int cnt = cJSON_GetArraySize(item);
 		s->cfg.exclude = calloc((size_t)(cnt ? cnt : 1), sizeof(char *));
@@ -203,12 +205,12 @@ static int config_key(site *s, const char *path, const char *text, cJSON *item, 
 		strbuf t = STRBUF_INIT;
 		if (!selector_text(item, &t)) {
 			diag_add(s->d, path, line, DIAG_ERROR, "%s must be a selector string or an array of them", k);
-			rc = -1;
+			rc = ATLAS_EINVAL;
 		} else if (k[0] == 'c') {
 			char err[200];
 			if (!(s->cfg.content = html_sel_parse(strbuf_str(&t), err, sizeof(err)))) {
 				diag_add(s->d, path, line, DIAG_ERROR, "content: %s", err);
-				rc = -1;
+				rc = ATLAS_EINVAL;
 			}
 		} else {
 			strbuf_putc(ig, ',');
@@ -218,7 +220,7 @@ static int config_key(site *s, const char *path, const char *text, cJSON *item, 
 	} else if (strcmp(k, "topic_root") == 0) {
 		if (!cJSON_IsString(item) || item->valuestring[0] != '/') {
 			diag_add(s->d, path, line, DIAG_ERROR, "topic_root must be a path starting with /");
-			return -1;
+			return ATLAS_EINVAL;
 		}
 		strbuf t = STRBUF_INIT;
 		strbuf_puts(&t, item->valuestring + 1);
@@ -232,7 +234,7 @@ static int config_key(site *s, const char *path, const char *text, cJSON *item, 
 		if (!cJSON_IsObject(item)) {
 			diag_add(s->d, path, line, DIAG_ERROR,
 				 "types must be an object of globs and page types (explainer, guide, topic, page)");
-			return -1;
+			return ATLAS_EINVAL;
 		}
 		int cnt = cJSON_GetArraySize(item);
 		s->cfg.types = calloc((size_t)(cnt ? cnt : 1), sizeof(type_rule));
@@ -243,7 +245,7 @@ static int config_key(site *s, const char *path, const char *text, cJSON *item, 
 			if (t < 0) {
 				diag_add(s->d, path, key_line(text, e->string), DIAG_ERROR,
 					 "type of \"%s\" must be explainer, guide, topic or page", e->string);
-				rc = -1;
+				rc = ATLAS_EINVAL;
 			} else if (s->cfg.types) {
 				s->cfg.types[s->cfg.ntypes++] = (type_rule){ strdup(e->string), (enum atlas_page_type)t };
 			}
@@ -254,8 +256,9 @@ static int config_key(site *s, const char *path, const char *text, cJSON *item, 
 	return rc;
 }
 
-/* Reads the configuration; a missing default file is no configuration. Returns 0, or -1 after
- * recording why in d. */
+/* Reads the configuration; a missing default file is no configuration. Returns 0, or after
+ * recording why in d ATLAS_EIO when the file cannot be read or ATLAS_EINVAL when it is not a valid
+ * configuration (every problem found is recorded; the first code found is returned). */
 int config_load(site *s, const char *path)
 {
 	char def[PATH_MAX];
@@ -273,7 +276,7 @@ int config_load(site *s, const char *path)
 	if (!f) {
 		if (given || errno != ENOENT) {
 			diag_add(s->d, path, 0, DIAG_ERROR, "cannot read the configuration: %s", strerror(errno));
-			rc = -1;
+			rc = ATLAS_EIO;
 		}
 		goto selectors;
 	}
@@ -290,20 +293,22 @@ int config_load(site *s, const char *path)
 	root = cJSON_Parse(text ? text : "");
 	if (!cJSON_IsObject(root)) {
 		diag_add(s->d, path, 1, DIAG_ERROR, "the configuration is not a JSON object");
-		rc = -1;
+		rc = ATLAS_EINVAL;
 		goto selectors;
 	}
 	cJSON *item;
 	cJSON_ArrayForEach(item, root)
 	{
-		if (config_key(s, path, text, item, &ig))
-			rc = -1;
+		int krc = config_key(s, path, text, item, &ig);
+		if (krc && !rc)
+			rc = krc;
 	}
 selectors: {
 	char err[200];
 	if (!(s->cfg.ignore = html_sel_parse(strbuf_str(&ig), err, sizeof(err)))) {
 		diag_add(s->d, path, key_line(text ? text : "", "ignore"), DIAG_ERROR, "ignore: %s", err);
-		rc = -1;
+		if (!rc)
+			rc = ATLAS_EINVAL;
 	}
 }
 	strbuf_free(&ig);

@@ -108,8 +108,9 @@ int target_of(const site *s, int fi, const char *href, bool *exists, char *frag,
 
 /* site_config.c */
 
-/* Reads the configuration; a missing default file is no configuration. Returns 0, or -1 after
- * recording why in d. */
+/* Reads the configuration; a missing default file is no configuration. Returns 0, or after
+ * recording why in d ATLAS_EIO (the file cannot be read) or ATLAS_EINVAL (it is not a valid
+ * configuration). */
 int config_load(site *s, const char *path);
 /* Frees what cfg holds. */
 void config_free(site_config *cfg);

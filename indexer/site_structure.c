@@ -122,7 +122,8 @@ static void topic_path(const site *s, const site_file *f, char *out, size_t n)
 }
 
 /* The topic whose page is file fi (made, with its parents, when it is new), or -1 for the site's
- * top page and pages whose topic cannot be made. */
+ * top page and pages whose topic cannot be made (out of memory included): a topic index, not an
+ * error code; such a page is left without that topic. */
 static int topic_of(site *s, int fi, int depth)
 {
 	site_file *f = &s->files[fi];

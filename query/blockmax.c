@@ -96,7 +96,8 @@ int blockmax_add(blockmax *q, const char *term, int n, unsigned colmask, int gro
 		 double idf, atlas_error *err)
 {
 	if (q->n == FTS_MAX_PHRASES || group < 0 || group > 63)
-		return -1;
+		return atlas_error_set(err, ATLAS_EINVAL, "more than %d phrases or a group past 63",
+				       FTS_MAX_PHRASES);
 	if (!q->c[q->n] && !(q->c[q->n] = malloc(sizeof(cursor))))
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
 	cursor *c = q->c[q->n];

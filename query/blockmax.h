@@ -32,8 +32,8 @@ void blockmax_reset(blockmax *q);
 /* Adds the next phrase of the query: the single analyzed term term[0..n), matched in the columns
  * of colmask (bit c: fts column c), as an alternative of group (0..63); a negated group's pages
  * are left out. idf weighs its BM25F score. Phrases are numbered in the order they are added, as
- * the bits of a hit's masks. Returns 0, -1 when the query has FTS_MAX_PHRASES phrases already, or
- * ATLAS_ENOMEM / ATLAS_ESQL / ATLAS_EINVAL (a malformed blob) with err set. */
+ * the bits of a hit's masks. Returns 0, or with err set ATLAS_EINVAL (the query has FTS_MAX_PHRASES
+ * phrases already, group is outside 0..63, or a blob is malformed), ATLAS_ENOMEM or ATLAS_ESQL. */
 int blockmax_add(blockmax *q, const char *term, int n, unsigned colmask, int group, bool negated,
 		 double idf, atlas_error *err);
 

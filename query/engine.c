@@ -25,6 +25,7 @@
 #include "fts_functions.h"
 #include "rank.h"
 #include "schema.h"
+#include "stopwords.h"
 #include "strbuf.h"
 
 /**************************************************************************************************
@@ -158,6 +159,20 @@ static double listing_of(int links, int words)
 	return x <= 0 ? 0 : x >= 1 ? 1 : x;
 }
 
+/* How many of the space-separated words of words (a page's title_words) are not stop words. */
+static int content_words(const char *words)
+{
+	int n = 0;
+	for (const char *w = words; *w;) {
+		while (*w == ' ')
+			w++;
+		size_t len = strcspn(w, " ");
+		n += len > 0 && !atlas_is_stopword(w, len);
+		w += len;
+	}
+	return n;
+}
+
 static int load_docs(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -209,6 +224,7 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		engine_normalize(e, &sb, d->title, false);
 		strbuf_putc(&sb, ' ');
 		d->title_words = keep_str(e, &sb);
+		d->title_content = d->title_words ? content_words(d->title_words) : 0;
 		strbuf_putc(&sb, ' ');
 		engine_normalize(e, &sb, (const char *)sqlite3_column_text(st, 10), true);
 		strbuf_putc(&sb, ' ');
@@ -374,16 +390,19 @@ int engine_section_row(atlas_engine *e, int sec, int need, section_text *out)
 {
 	sqlite3_stmt *st = e->st_section_text;
 	sqlite3_bind_int(st, 1, sec + 1);
-	if (sqlite3_step(st) != SQLITE_ROW ||
-	    atlas_decompress(e->body_z, &e->body_buf, sqlite3_column_blob(st, 2),
-			     (size_t)sqlite3_column_bytes(st, 2), NULL))
-		return -1;
+	int step = sqlite3_step(st);
+	if (step != SQLITE_ROW)
+		return step == SQLITE_DONE ? ATLAS_EINVAL : ATLAS_ESQL;
+	int rc = atlas_decompress(e->body_z, &e->body_buf, sqlite3_column_blob(st, 2),
+				  (size_t)sqlite3_column_bytes(st, 2), NULL);
+	if (rc)
+		return rc;
 	out->heading = (const char *)sqlite3_column_text(st, 0);
 	out->nheading = sqlite3_column_bytes(st, 0);
 	out->anchor = (const char *)sqlite3_column_text(st, 1);
 	out->nanchor = sqlite3_column_bytes(st, 1);
 	if (!section_anchor(e, sec, out->heading, &out->anchor, &out->nanchor))
-		return -1;
+		return ATLAS_ENOMEM;
 	out->body = e->body_buf.buf;
 	out->nbody = (int)e->body_buf.len;
 	out->decoded = section_spans(e, &e->row_spans, sec, out, need) ? e->row_spans.sp : NULL;

@@ -26,13 +26,16 @@ struct atlas_doc;
  * - postings: entries of the posting lists a retrieval step may read, the page counts (by stems)
  *   of every word of every alternative of the words it looks for, charged per step; words are
  *   admitted rarest first while their sum fits, and a step runs only when its sum still fits;
- * - candidates: rows scored (pages a step returned, each scored by BM25);
+ * - candidates: rows scored (pages a step returned, each scored by BM25), a row of a query of more
+ *   than ATLAS_WORK_ROW_PHRASES phrases (words, their alternatives, quoted phrases) counting one
+ *   for each ATLAS_WORK_ROW_PHRASES of them, since scoring it walks every phrase's matches;
  * - expansions: vocabulary words compared for spelling corrections and prefix completions.
  * The defaults hold every query of the relevance sets whole on indexes up to 10,000 explainers
  * and bound the hostile shapes of docs/RELIABILITY.md ("Query cost") to about 20 normal queries. */
 #define ATLAS_WORK_POSTINGS 400000L
 #define ATLAS_WORK_CANDIDATES 20000L
 #define ATLAS_WORK_EXPANSIONS 20000L
+#define ATLAS_WORK_ROW_PHRASES 4
 
 typedef struct atlas_work {
 	long postings;
@@ -185,6 +188,7 @@ typedef struct atlas_doc {
 	char *path_norm;     /* stems of the words of the path ("/t/" of a topic left out), likewise */
 	unsigned long long title_sig, keywords_sig, path_sig; /* atlas_word_sig of the three above */
 	char *title_words;   /* folded title words, likewise (for typeahead) */
+	int title_content;   /* how many of those are not stop words */
 	bool json_plain;     /* path, url, title, type and topics hold no byte JSON escapes */
 	double listing;      /* 0 to 1: how much the page is a list of links rather than content */
 } atlas_doc;

@@ -146,8 +146,9 @@ struct atlas_engine {
 /* Reads section sec (an index in e->sections) from the index with st_section_text into out:
  * heading and anchor from the row (valid until the statement is reset), body decompressed into
  * e->body_buf and the spans of its first need tokens (need < 0: all) found in e->row_spans (valid
- * until the next call). Returns 0, or -1 when the row is missing or its body does not
- * decompress. */
+ * until the next call). Returns 0, or (no message: the callers say what could not be shown)
+ * ATLAS_EINVAL when the row is missing or its body does not decompress, ATLAS_ESQL when SQLite
+ * fails, ATLAS_ENOMEM when out of memory. */
 int engine_section_row(atlas_engine *e, int sec, int need, section_text *out);
 
 /* Folded surface words (or stems) of text, space-separated, appended to out. */

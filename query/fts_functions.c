@@ -1,6 +1,7 @@
 /* fts_functions.c - the engine's FTS5 auxiliary function: BM25F with the engine's IDFs, recording
  * each row's matches on the way. */
 #include "fts_functions.h"
+#include "error.h"
 #include "grow.h"
 
 #include <stdbool.h>
@@ -23,17 +24,18 @@ void match_record_free(match_record *r)
 	r->ninst = r->cap = 0;
 }
 
-/* Appends one match; returns 0, or -1 when the arena is at its limit or cannot grow. */
+/* Appends one match; returns 0, or ATLAS_ENOMEM when the arena is at its limit or cannot grow (the
+ * caller then stops recording the row). */
 static int record_inst(match_record *r, int phrase, int col, int off)
 {
 	if (r->ninst == r->cap) {
 		if (r->ninst >= r->limit)
-			return -1;
+			return ATLAS_ENOMEM;
 		int cap = r->cap ? r->cap * 2 : 4096;
 		if (cap > r->limit)
 			cap = r->limit;
 		if (atlas_resize(&r->inst, (size_t)cap, sizeof(*r->inst)))
-			return -1;
+			return ATLAS_ENOMEM;
 		r->cap = cap;
 	}
 	r->inst[r->ninst++] = (fts_inst){ off, (short)phrase, (short)col };
@@ -171,11 +173,11 @@ int fts_functions_register(sqlite3 *db, match_record *rec)
 	fts5_api *api = NULL;
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL) != SQLITE_OK)
-		return -1;
+		return ATLAS_ESQL;
 	sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
 	sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (!api)
-		return -1;
-	return api->xCreateFunction(api, "atlas_rank", rec, aux_rank, NULL) == SQLITE_OK ? 0 : -1;
+		return ATLAS_ESQL;
+	return api->xCreateFunction(api, "atlas_rank", rec, aux_rank, NULL) == SQLITE_OK ? 0 : ATLAS_ESQL;
 }

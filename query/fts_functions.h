@@ -72,7 +72,8 @@ double rank_row_end(rank_row *r);
 void match_record_free(match_record *r);
 
 /* Registers atlas_rank on db (whose FTS5 module must be loaded); rec must outlive the connection.
- * Returns 0 or -1. */
+ * Returns 0, or ATLAS_ESQL when FTS5 cannot be reached or refuses the function (the caller writes
+ * the message). */
 int fts_functions_register(sqlite3 *db, match_record *rec);
 
 #endif

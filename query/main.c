@@ -52,12 +52,14 @@ static const char usage[] =
 	"Exit status: 0 success (with or without results), 1 unusable index or unknown page,\n"
 	"2 usage error.\n";
 
+/* Reads s, a whole decimal number from -1000000 to 1000000, into *out. Returns 0, or ATLAS_EINVAL
+ * (*out unchanged) for anything else; the caller writes the message. */
 static int parse_int(const char *s, int *out)
 {
 	char *end;
 	long v = strtol(s, &end, 10);
 	if (!*s || *end || v < -1000000 || v > 1000000)
-		return -1;
+		return ATLAS_EINVAL;
 	*out = (int)v;
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* parse.c - query syntax: words, "quoted phrases" and -excluded words. Everything else a reader
  * types (FTS5 operators, column filters, *, ^, parentheses) is text, never syntax. */
 #include "parse.h"
+#include "error.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,8 @@ static char *sanitize(const char *text, size_t n, size_t max_bytes)
 	return out;
 }
 
+/* Adds s[0..n), its blanks at either end trimmed, to q as a clause (a copy q owns); an empty one
+ * or one past QUERY_MAX_CLAUSES is left out. Returns 0, or ATLAS_ENOMEM when out of memory. */
 static int add_clause(parsed_query *q, const char *s, size_t n, bool phrase, bool negated)
 {
 	while (n && *s == ' ') {
@@ -45,7 +48,7 @@ static int add_clause(parsed_query *q, const char *s, size_t n, bool phrase, boo
 		return 0;
 	char *t = malloc(n + 1);
 	if (!t)
-		return -1;
+		return ATLAS_ENOMEM;
 	memcpy(t, s, n);
 	t[n] = '\0';
 	q->clauses[q->nclauses++] = (query_clause){ t, phrase, negated };
@@ -57,7 +60,7 @@ int query_parse(parsed_query *q, const char *text, size_t n, size_t max_bytes)
 	memset(q, 0, sizeof(*q));
 	q->clean = sanitize(text ? text : "", text ? n : 0, max_bytes);
 	if (!q->clean)
-		return -1;
+		return ATLAS_ENOMEM;
 	const char *s = q->clean;
 	size_t len = strlen(s);
 	q->trailing_space = len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t');
@@ -91,7 +94,7 @@ int query_parse(parsed_query *q, const char *text, size_t n, size_t max_bytes)
 	return 0;
 oom:
 	parsed_query_free(q);
-	return -1;
+	return ATLAS_ENOMEM;
 }
 
 void parsed_query_free(parsed_query *q)

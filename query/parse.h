@@ -24,8 +24,8 @@ typedef struct parsed_query {
 } parsed_query;
 
 /* Parses text[0..n) (any bytes) into q. Invalid UTF-8 and control bytes become spaces, the text is
- * cut to max_bytes at a character boundary and to QUERY_MAX_CLAUSES clauses. Returns 0, or -1 when
- * out of memory (q is then empty). */
+ * cut to max_bytes at a character boundary and to QUERY_MAX_CLAUSES clauses. Returns 0, or
+ * ATLAS_ENOMEM when out of memory (q is then empty). */
 int query_parse(parsed_query *q, const char *text, size_t n, size_t max_bytes);
 void parsed_query_free(parsed_query *q);
 

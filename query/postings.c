@@ -103,7 +103,9 @@ static int reserve(void **a, size_t *cap, size_t n, size_t sz)
 	return 0;
 }
 
-/* Counts the positions first (fts5vocab 'row' totals), so that an index too large is not read. */
+/* Counts the positions first (fts5vocab 'row' totals), so that an index too large is not read:
+ * *n positions of *nterms terms. Returns 0, or ATLAS_ESQL (the caller writes the message, from
+ * sqlite3_errmsg). */
 static int count_positions(sqlite3 *db, sqlite3_int64 *n, int *nterms)
 {
 	sqlite3_stmt *st = NULL;
@@ -111,8 +113,8 @@ static int count_positions(sqlite3 *db, sqlite3_int64 *n, int *nterms)
 	*nterms = 0;
 	if (sqlite3_prepare_v2(db, "SELECT count(*), total(cnt) FROM temp.atlas_postings_row", -1,
 			       &st, NULL) != SQLITE_OK)
-		return -1;
-	int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : -1;
+		return ATLAS_ESQL;
+	int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : ATLAS_ESQL;
 	if (!rc) {
 		*nterms = sqlite3_column_int(st, 0);
 		*n = (sqlite3_int64)sqlite3_column_double(st, 1);
@@ -275,7 +277,7 @@ static int cmp_key(const void *a, const void *b)
 }
 
 /* The positions of token tok[0..n): its term's own, or for a prefix those of every term starting
- * with it, merged. Returns 0 or -1 out of memory. */
+ * with it, merged. Returns 0, or ATLAS_ENOMEM when out of memory. */
 static int token_positions(postings_query *q, keyset *out, const char *tok, int n, bool prefix)
 {
 	int t = term_from(q, tok, n);
@@ -297,7 +299,7 @@ static int token_positions(postings_query *q, keyset *out, const char *tok, int 
 	size_t n_all = q->p->start[end] - q->p->start[t];
 	size_t at = scratch_take(q, n_all);
 	if (at == (size_t)-1)
-		return -1;
+		return ATLAS_ENOMEM;
 	uint64_t *k = q->scratch + at;
 	memcpy(k, q->p->keys + q->p->start[t], n_all * sizeof(*k));
 	qsort(k, n_all, sizeof(*k), cmp_key);
@@ -490,7 +492,7 @@ fail:
 ** Rows.
 */
 
-int postings_run(postings_query *q, match_record *rec, bool all_groups, postings_row_fn fn,
+int postings_run(postings_query *q, match_record *rec, bool all_groups, long cap, postings_row_fn fn,
 		 void *ctx)
 {
 	if (q->failed || !rec->sizes || rec->nrows < q->p->ndocs)
@@ -520,7 +522,7 @@ int postings_run(postings_query *q, match_record *rec, bool all_groups, postings
 		ph->cursor = 0;
 	}
 	int rows = 0;
-	for (int d = 1; d <= q->p->ndocs; d++) {
+	for (int d = 1; d <= q->p->ndocs && rows < cap; d++) {
 		if (q->docgen[d] != q->gen || q->docneg[d] || !q->docmask[d] ||
 		    (all_groups && q->docmask[d] != q->positive))
 			continue;

@@ -50,7 +50,8 @@ void postings_reset(postings_query *q);
  * order; a negated group's pages are left out). Phrases are numbered in the order they are added,
  * as FTS5 numbers the phrases of the expression written in that order. Returns 0, or -1 when the
  * phrase is one the held form does not evaluate as FTS5 would (no token, too many phrases or
- * tokens, out of memory): the caller then asks FTS5. */
+ * tokens, out of memory): the caller then asks FTS5. -1 is not an error code: it means "not here",
+ * and the answer is the same from FTS5; the expression stays failed until postings_reset. */
 int postings_add(postings_query *q, atlas_analyzer *a, const char *alt, unsigned colmask, int group,
 		 bool negated);
 
@@ -65,8 +66,10 @@ typedef void (*postings_row_fn)(void *ctx, sqlite3_int64 rowid, double score);
 
 /* Evaluates the expression: the rows holding a phrase of every positive group (all_groups) or of
  * any, and of no negated group, each scored and recorded in rec (whose sizes must be set) as
- * atlas_rank would. Returns the number of rows. */
-int postings_run(postings_query *q, match_record *rec, bool all_groups, postings_row_fn fn,
+ * atlas_rank would, the first cap of them in rowid order (the rows FTS5 would give first). Returns the number of rows, or -1 when the expression is one the held form
+ * does not evaluate (a postings_add refused a phrase) or rec is not ready for it: not an error
+ * code, a count the caller does not have (it then asks FTS5). */
+int postings_run(postings_query *q, match_record *rec, bool all_groups, long cap, postings_row_fn fn,
 		 void *ctx);
 
 #endif

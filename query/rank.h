@@ -7,7 +7,8 @@
  *             count: a question's answer may lack one of its words, "is exactly once delivery
  *             possible")
  *   title     1 + RANK_TITLE_WORDS * (share of content words found in the title),
- *             times RANK_TITLE_EXACT when the title is exactly the query
+ *             times RANK_TITLE_EXACT when the title is exactly the query, and times
+ *             1 + RANK_TITLE_FILL * (query's content words / title's) when it holds them all
  *   keywords  1 + RANK_KEYWORD_WORDS * (share of content words found in the keywords)
  *   path      1 + RANK_PATH_WORDS * (share of content words among the words of the page's path,
  *             which its author chose: "/orbax-model-surgery" for "Model Surgery: ...")
@@ -55,6 +56,10 @@
 #define RANK_COVERAGE_FLOOR 0.15
 #define RANK_TITLE_WORDS 0.8
 #define RANK_TITLE_EXACT 1.5
+/* 1 + this x how much of a title that holds every content word of the query is those words (the
+ * query's content words over the title's, at most 1): "Design a Distributed Cache" above
+ * "JIT Cache Keys and Recompilation Triggers" for "cache", both holding the word */
+#define RANK_TITLE_FILL 0.3
 #define RANK_KEYWORD_WORDS 0.5 /* keywords: 1 + this x share of content words among them */
 #define RANK_PATH_WORDS 0.15 /* path: 1 + this x share of content words among its words */
 #define RANK_PROXIMITY 0.5 /* 1 + this x share of neighbouring query words side by side */

@@ -85,14 +85,14 @@ enum { SOURCE_FTS5, SOURCE_HELD, SOURCE_BLOCKS };
  * expression (whole pages only) is evaluated over the engine's postings instead, to the same rows,
  * scores and matches; from the postings table (source SOURCE_BLOCKS), to the same rows and scores,
  * their matches' positions read later for the pages that need them (ensure_recorded). Takes at
- * most cap rows from SQLite or the postings table (the held postings, small, are taken
- * whole). Adds to *rows the rows seen. Returns 0 or ATLAS_ESQL. */
+ * most cap rows, the first in rowid order, from whichever source. Adds to *rows the rows seen.
+ * Returns 0 or ATLAS_ESQL. */
 static int run_match(atlas_engine *e, const char *expr, bool strict, match_tier tier, int source,
 		     long cap, int *rows, atlas_error *err)
 {
 	row_sink sink = { e, strict, tier, 0 };
 	if (source == SOURCE_HELD && tier == TIER_PAGES &&
-	    postings_run(e->postings, &e->rec, strict, take_row, &sink) >= 0) {
+	    postings_run(e->postings, &e->rec, strict, cap, take_row, &sink) >= 0) {
 		*rows += sink.rows;
 		return 0;
 	}
@@ -430,6 +430,10 @@ int retrieve(atlas_engine *e, plan *pl, const atlas_search_params *p, const atla
 	if (broad && pl->excluded.len && (rc = exclude_pages(e, strbuf_str(&pl->excluded), err)))
 		return rc;
 	int steps = 0;
+	/* a row's scoring walks each phrase's matches: a row of many phrases costs more than one */
+	long row_cost = pl->nphrases > ATLAS_WORK_ROW_PHRASES
+				? (pl->nphrases + ATLAS_WORK_ROW_PHRASES - 1) / ATLAS_WORK_ROW_PHRASES
+				: 1;
 	for (int pass = all_first ? 0 : 1; pass < 2 && found < want; pass++) {
 		for (int tier = broad ? TIER_TITLES : TIER_PAGES; tier <= TIER_PAGES && found < want; tier++) {
 			/* the work budget: a step after the first only when its postings and a row
@@ -444,10 +448,13 @@ int retrieve(atlas_engine *e, plan *pl, const atlas_search_params *p, const atla
 			steps++;
 			pl->work.postings += pl->step_cost;
 			nrows = 0;
+			long cap = (pl->budget.candidates - pl->work.candidates) / row_cost;
+			if (cap < 1)
+				cap = 1;
 			rc = run_match(e, tier == TIER_TITLES ? titled[pass] : passes[pass], pass == 0, tier, source,
-				       pl->budget.candidates - pl->work.candidates, &nrows, err);
-			pl->work.candidates += nrows;
-			if (nrows >= pl->budget.candidates - (pl->work.candidates - nrows))
+				       cap, &nrows, err);
+			pl->work.candidates += nrows * row_cost;
+			if (nrows >= cap)
 				pl->budget_hit = true;
 			if (rc)
 				return rc;

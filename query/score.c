@@ -199,6 +199,12 @@ static double proximity_of(const atlas_engine *e, const plan *pl, const candidat
 		return 0;
 	const fts_inst *in = e->rec.inst + c->inst_start;
 	int pairs = 0, near = 0, prev = -1, gap = 0;
+	int counts[MAX_TERMS] = { 0 }; /* the page's recorded matches of each term */
+	for (int k = 0; k < c->inst_n; k++) {
+		int term = pl->phrase_term[in[k].phrase];
+		if (term >= 0 && term < MAX_TERMS)
+			counts[term]++;
+	}
 	for (int i = 0; i < pl->nterms; i++) {
 		const qterm *t = &pl->terms[i];
 		if (t->negated)
@@ -214,9 +220,7 @@ static double proximity_of(const atlas_engine *e, const plan *pl, const candidat
 		if (prev >= 0) {
 			/* the positions of the earlier word, open addressing on (position, field) in a
 			 * table at least twice their number */
-			int count = 0;
-			for (int k = 0; k < c->inst_n; k++)
-				count += pl->phrase_term[in[k].phrase] == prev;
+			int count = counts[prev];
 			if (count > PROXIMITY_SLOTS / 2)
 				count = PROXIMITY_SLOTS / 2;
 			unsigned size = 16;
@@ -273,8 +277,10 @@ static int query_words(const plan *pl)
  * share of the query's content words the heading holds times how much of the heading
  * they make (the query's words over the heading's, at most 1). 1 for a heading that is the query
  * ("When to Log" for "when to log"); 0 when no heading holds a content word or the matches were
- * not recorded. */
-static double heading_match(const atlas_engine *e, const plan *pl, const candidate *c, int doc)
+ * not recorded. words is query_words(pl), all the number of the query's content words: the same for
+ * every page, so counted once a search. */
+static double heading_match(const atlas_engine *e, const plan *pl, const candidate *c, int doc, int words,
+			    double all)
 {
 	if (c->inst_n <= 0 || pl->nphrases > MAX_PHRASES)
 		return 0;
@@ -301,10 +307,6 @@ static double heading_match(const atlas_engine *e, const plan *pl, const candida
 	}
 	if (!ns)
 		return 0;
-	double all = 0;
-	for (int i = 0; i < pl->nterms; i++)
-		all += !pl->terms[i].negated && !pl->terms[i].stop;
-	int words = query_words(pl);
 	double best = 0;
 	for (int j = 0; j < ns && all > 0; j++) {
 		double got = 0;
@@ -450,6 +452,10 @@ void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t show
 	const double most = (1 + RANK_PATH_WORDS) * (1 + RANK_PROXIMITY) * (1 + RANK_HEADING_MATCH);
 	double heap[ATLAS_OFFSET_MAX + ATLAS_LIMIT_MAX];
 	int nh = 0, cap = shown < sizeof(heap) / sizeof(*heap) ? (int)shown : (int)(sizeof(heap) / sizeof(*heap));
+	int words = query_words(pl);
+	double all = 0; /* the query's content words */
+	for (int i = 0; i < pl->nterms; i++)
+		all += !pl->terms[i].negated && !pl->terms[i].stop;
 	for (int i = 0; i < n; i++) {
 		candidate *c = &e->cand[rk[i].doc];
 		if (nh == cap && rank_key(rk[i].tier, rk[i].score * most) < heap[0])
@@ -459,7 +465,7 @@ void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t show
 		if (e->blockmax)
 			ensure_recorded(e, rk[i].doc, pl);
 		c->proximity = proximity_of(e, pl, c);
-		c->heading = heading_match(e, pl, c, rk[i].doc);
+		c->heading = heading_match(e, pl, c, rk[i].doc, words, all);
 		c->score *= (1 + RANK_PATH_WORDS * c->path) * (1 + RANK_PROXIMITY * c->proximity) *
 			    (1 + RANK_HEADING_MATCH * c->heading);
 		rk[i].score = c->score;
@@ -498,12 +504,19 @@ double score_candidate(const plan *pl, candidate *c, const atlas_doc *doc, const
 	bool ponly = prefix_only(pl, c);
 	if (doc->listing > 0 && title < 1.0)
 		tw *= 1 - (1 - RANK_LISTING_PRIOR) * doc->listing;
+	double fill = 0;
+	if (title >= 1.0 && doc->title_content > 0) {
+		int n = 0;
+		for (int i = 0; i < pl->nterms; i++)
+			n += !pl->terms[i].negated && !pl->terms[i].stop;
+		fill = n >= doc->title_content ? 1.0 : (double)n / doc->title_content;
+	}
 	c->title = title;
 	c->keywords = kw;
 	c->exact = exact;
 	c->path = c->proximity = c->heading = 0;
 	c->score = c->bm25 * (RANK_COVERAGE_FLOOR + (1 - RANK_COVERAGE_FLOOR) * cov * sqrt(cov)) *
-		   (1 + RANK_TITLE_WORDS * title) * (exact ? RANK_TITLE_EXACT : 1.0) *
+		   (1 + RANK_TITLE_WORDS * title) * (exact ? RANK_TITLE_EXACT : 1.0) * (1 + RANK_TITLE_FILL * fill) *
 		   (1 + RANK_KEYWORD_WORDS * kw) * tw * pw * (ponly ? RANK_PREFIX_ONLY : 1.0);
 	return c->score;
 }

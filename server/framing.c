@@ -703,7 +703,9 @@ static void scan(fstate *st, const unsigned char *p, size_t n)
 /* libmicrohttpd's recv (see the top of this file): for a tracked connection whose current
  * request is past its receive deadline, answers 408 (when no earlier answer is pending) and
  * fails with ECONNRESET, so that the library closes the connection; otherwise reads and runs the
- * bytes through the checks. Any other descriptor is read as by recvfrom. */
+ * bytes through the checks. Any other descriptor is read as by recvfrom. Returns what recv(2)
+ * returns (the bytes read, or -1 with errno set: the system call's convention, which
+ * libmicrohttpd calls it by, not an ATLAS_E* code). */
 ssize_t recv(int fd, void *buf, size_t len, int flags)
 {
 	fstate *st = NULL;

@@ -399,8 +399,9 @@ static void answer_meili(atlas_engine *e, const void *args, reply *rp, long *cou
 }
 
 /* Answers the search qr (the JSON object o, a query of index uid) into rp through the response
- * cache (api_compute), keyed by o's text; tagged: the answer carries indexUid. Returns 0, or -1
- * with *me set (rp then empty) when the answer is an error; rp->abandon when the client left. */
+ * cache (api_compute), keyed by o's text; tagged: the answer carries indexUid. Returns 0 (also
+ * when the client left: rp->abandon), or meili_status_code(me->status) with *me set (rp then
+ * empty) when the answer is an error. */
 static int cached_search(server *s, struct MHD_Connection *c, const cJSON *o, const query *qr, const char *uid,
 			 bool tagged, reply *rp, long *count, meili_error *me)
 {
@@ -431,7 +432,7 @@ static int cached_search(server *s, struct MHD_Connection *c, const cJSON *o, co
 	rp->owned = NULL;
 	rp->body = NULL;
 	rp->len = 0;
-	return -1;
+	return meili_status_code(me->status);
 }
 
 /* Answers POST /indexes/{uid}/search. */

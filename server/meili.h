@@ -66,13 +66,20 @@ typedef struct query {
 } query;
 
 
-/* Sets *me (status, code, the type that status implies, a printf-style message) and returns -1. */
+/* The ATLAS_E* code of a failure answered with HTTP status (400 or more): ATLAS_ENOTFOUND for a
+ * 404, ATLAS_EIO for a 5xx (the answer could not be made), ATLAS_EINVAL for any other (the request
+ * is refused). */
+int meili_status_code(int status);
+
+/* Sets *me (status, code, the type that status implies, a printf-style message). Returns
+ * meili_status_code(status). */
 int meili_fail(meili_error *me, int status, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* Reads the search request o (a cJSON object) into *qr: unknown fields, values of the wrong
  * type or out of range and filters outside the subset are refused. qr->q is a copy; qr->pre,
- * post and marker point into o, which must outlive qr. Returns 0, or -1 with *me set (a 400). */
+ * post and marker point into o, which must outlive qr. Returns 0, or ATLAS_EINVAL with *me set (a
+ * 400). */
 int meili_read_query(query *qr, const void *o, meili_error *me);
 
 /* Answers query qr with engine e: the response object of a search (a cJSON *: hits with their

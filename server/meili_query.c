@@ -18,6 +18,11 @@ const char *const meili_attributes[] = {
 	"topics",  "topic", "content", "hierarchy_lvl0", "hierarchy_lvl1", "hierarchy_lvl2", "anchor", NULL,
 };
 
+int meili_status_code(int status)
+{
+	return status == 404 ? ATLAS_ENOTFOUND : status >= 500 ? ATLAS_EIO : ATLAS_EINVAL;
+}
+
 int meili_fail(meili_error *me, int status, const char *code, const char *fmt, ...)
 {
 	va_list ap;
@@ -27,7 +32,7 @@ int meili_fail(meili_error *me, int status, const char *code, const char *fmt, .
 	me->status = status;
 	me->code = code;
 	me->type = status == 401 || status == 403 ? "auth" : status >= 500 ? "internal" : "invalid_request";
-	return -1;
+	return meili_status_code(status);
 }
 
 
@@ -52,7 +57,8 @@ static void skip_space(lexer *lx)
 		lx->s++;
 }
 
-/* Returns a new node of op (or -1 with the error set when the filter has too many). */
+/* Returns a new node of op (its index), or a negative value with the error set when the filter has
+ * too many: a node index, not an error code, as every parse_* below returns. */
 static int new_node(filter *f, meili_error *me, int op, int a, int b)
 {
 	if (f->count == FILTER_NODES_MAX)
@@ -76,7 +82,8 @@ static bool keyword(lexer *lx, const char *kw)
 	return c == '\0' || c == ' ' || c == '\t' || c == '\n' || c == '(' || c == '"' || c == '\'';
 }
 
-/* Reads a word or a quoted string (with \-escapes) into buf. Returns 0, or -1 with the error set. */
+/* Reads a word or a quoted string (with \-escapes) into buf. Returns 0, or ATLAS_EINVAL with the
+ * error set (a 400). */
 static int read_token(lexer *lx, char *buf, size_t cap, const char *what)
 {
 	skip_space(lx);
@@ -111,7 +118,9 @@ static int read_token(lexer *lx, char *buf, size_t cap, const char *what)
 
 static int parse_or(lexer *lx);
 
-/* condition := attribute "=" value | attribute IN [v, ...] | "(" or ")" | NOT condition */
+/* condition := attribute "=" value | attribute IN [v, ...] | "(" or ")" | NOT condition
+ * Returns the condition's node, or a negative value with lx->me set (a node index, not an error
+ * code). */
 static int parse_condition(lexer *lx)
 {
 	skip_space(lx);
@@ -196,7 +205,7 @@ static int parse_condition(lexer *lx)
 }
 
 /* operand (word operand)*, the operands joined left to right by nodes of op. Returns the node,
- * or -1 with lx->me set (a node index, not an error code: as every parse_* here). */
+ * or a negative value with lx->me set (a node index, not an error code: as every parse_* here). */
 static int parse_chain(lexer *lx, int (*operand)(lexer *), const char *word, int op)
 {
 	int x = operand(lx);
@@ -226,7 +235,8 @@ static int parse_or(lexer *lx)
 	return parse_chain(lx, parse_and, "OR", F_OR);
 }
 
-/* Parses the filter string s into f. Returns the root node, or -1 with the error set. */
+/* Parses the filter string s into f. Returns the root node, or a negative value with the error set
+ * (a node index, not an error code). */
 static int parse_filter_string(filter *f, const char *s, meili_error *me)
 {
 	lexer lx = { s, s, f, me, 0 };
@@ -244,7 +254,8 @@ static int parse_filter_string(filter *f, const char *s, meili_error *me)
 }
 
 /* Parses a filter value (a string, or an array whose elements are ANDed, each a string or an
- * array of strings ORed) into f. Returns the root node, or -1 with the error set. */
+ * array of strings ORed) into f. Returns the root node, or a negative value with the error set (a
+ * node index, not an error code). */
 static int parse_filter(filter *f, const cJSON *v, int depth, meili_error *me)
 {
 	if (cJSON_IsString(v))
@@ -307,8 +318,9 @@ static int attribute_index(const char *name)
 	return -1;
 }
 
-/* Reads a list of attributes (array of strings, "*" for all) into set. Returns 0, or -1 with the
- * error set (code) for anything else; unknown attributes are left out, as Meilisearch does. */
+/* Reads a list of attributes (array of strings, "*" for all) into set. Returns 0, or ATLAS_EINVAL
+ * with the error set (code) for anything else; unknown attributes are left out, as Meilisearch
+ * does. */
 static int attribute_list(const cJSON *v, bool *set, const char *field, const char *code, meili_error *me)
 {
 	if (!v || cJSON_IsNull(v))
@@ -331,7 +343,8 @@ static int attribute_list(const cJSON *v, bool *set, const char *field, const ch
 	return 0;
 }
 
-/* Reads an integer field in lo..hi into *out. Returns 0 (absent or null: *out unchanged), or -1. */
+/* Reads an integer field in lo..hi into *out. Returns 0 (absent or null: *out unchanged), or
+ * ATLAS_EINVAL with the error set (code). */
 static int int_field(const cJSON *o, const char *name, int lo, int hi, int *out, bool *given, const char *code,
 		     meili_error *me)
 {
@@ -350,7 +363,8 @@ static int int_field(const cJSON *o, const char *name, int lo, int hi, int *out,
 	return 0;
 }
 
-/* Reads a string field into *out (kept pointing into the tree). Returns 0 or -1. */
+/* Reads a string field into *out (kept pointing into the tree). Returns 0, or ATLAS_EINVAL with the
+ * error set. */
 static int string_field(const cJSON *o, const char *name, const char **out, meili_error *me)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
@@ -371,7 +385,7 @@ static const char *const known_fields[] = {
 
 /* Reads what the answer shows of the request o into *qr: attributes retrieved, highlighted and
  * cropped, the tags and the marker, the sort, and the flags that may take one value only.
- * Returns 0, or -1 with the error set. */
+ * Returns 0, or ATLAS_EINVAL with the error set (a 400). */
 static int read_output(query *qr, const cJSON *o, meili_error *me)
 {
 	const cJSON *retrieve = cJSON_GetObjectItemCaseSensitive(o, "attributesToRetrieve");
@@ -386,7 +400,7 @@ static int read_output(query *qr, const cJSON *o, meili_error *me)
 			   "invalid_search_attributes_to_crop", me) ||
 	    string_field(o, "highlightPreTag", &qr->pre, me) || string_field(o, "highlightPostTag", &qr->post, me) ||
 	    string_field(o, "cropMarker", &qr->marker, me))
-		return -1;
+		return ATLAS_EINVAL;
 	/* attributesToCrop may say name:length */
 	const cJSON *crop = cJSON_GetObjectItemCaseSensitive(o, "attributesToCrop");
 	if (cJSON_IsArray(crop)) {
@@ -437,7 +451,7 @@ static int read_output(query *qr, const cJSON *o, meili_error *me)
 	return 0;
 }
 
-/* Reads the search request o into *qr. Returns 0, or -1 with the error set. */
+/* Reads the search request o into *qr. Returns 0, or ATLAS_EINVAL with the error set (a 400). */
 int meili_read_query(query *qr, const void *object, meili_error *me)
 {
 	const cJSON *o = object;
@@ -481,7 +495,7 @@ int meili_read_query(query *qr, const void *object, meili_error *me)
 		      "invalid_search_hits_per_page", me) ||
 	    int_field(o, "page", 0, ATLAS_OFFSET_MAX + 1, &qr->page, &has_page, "invalid_search_page", me) ||
 	    int_field(o, "cropLength", 1, 64, &qr->crop_length, NULL, "invalid_search_crop_length", me))
-		return -1;
+		return ATLAS_EINVAL;
 	qr->paged = has_page || has_hpp;
 	if (qr->paged) {
 		if (qr->page > 0 && (qr->page - 1) * qr->hits_per_page > ATLAS_OFFSET_MAX)
@@ -495,7 +509,7 @@ int meili_read_query(query *qr, const void *object, meili_error *me)
 	if (filter_v && !cJSON_IsNull(filter_v)) {
 		qr->f.root = parse_filter(&qr->f, filter_v, 0, me);
 		if (qr->f.root < 0)
-			return -1;
+			return ATLAS_EINVAL;
 	}
 	const cJSON *facets = cJSON_GetObjectItemCaseSensitive(o, "facets");
 	if (facets && !cJSON_IsNull(facets)) {

@@ -2,7 +2,7 @@
 #include "metrics.h"
 
 #include <stdatomic.h>
-#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -71,20 +71,21 @@ static void header(strbuf *out, const char *name, const char *type, const char *
 	strbuf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* Writes metric name's HELP and TYPE lines, then its sample: name, a space and the value as the
- * printf-style fmt formats it (room for any number). Errors are kept in out->oom. */
-static void metric(strbuf *out, const char *name, const char *type, const char *help,
-		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void metric(strbuf *out, const char *name, const char *type, const char *help,
-		   const char *fmt, ...)
+/* One gauge or counter of the server's state: its name, Prometheus type and help text, its value
+ * (every count here is far below 2^53, so a double holds it exactly) printed with decimals places, and
+ * whether it is shown at all. */
+typedef struct gauge_row {
+	const char *name, *type, *help;
+	double value;
+	int decimals;
+	bool shown;
+} gauge_row;
+
+/* Writes row's HELP and TYPE lines, then its sample. Errors are kept in out->oom. */
+static void gauge(strbuf *out, const gauge_row *row)
 {
-	char value[400]; /* %.0f of the largest double is 309 digits */
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(value, sizeof(value), fmt, ap);
-	va_end(ap);
-	header(out, name, type, help);
-	strbuf_printf(out, "%s %s\n", name, value);
+	header(out, row->name, row->type, row->help);
+	strbuf_printf(out, "%s %.*f\n", row->name, row->decimals, row->value);
 }
 
 /* Renders every metric into out. Returns 0 or ATLAS_ENOMEM (out->oom set). */
@@ -122,54 +123,65 @@ int metrics_render(metrics *m, const metrics_gauges *g, strbuf *out)
 			      atomic_load_explicit(&m->sum_ns[r], relaxed) / 1e9);
 		strbuf_printf(out, "%s_count{route=\"%s\"} %lu\n", DURATION, route_names[r], count);
 	}
-	metric(out, "atlas_requests_in_flight", "gauge", "Requests being answered now.",
-	       "%ld", g->inflight);
-	metric(out, "atlas_index_generation", "gauge",
-	       "Generation of the served index: 1 at start, +1 per swap.",
-	       "%lu", g->generation);
-	metric(out, "atlas_index_swaps_total", "counter",
-	       "Index files swapped in after validation.",
-	       "%lu", g->swaps);
-	metric(out, "atlas_index_swaps_refused_total", "counter",
-	       "Changed index files refused because they failed validation.",
-	       "%lu", g->swaps_refused);
-	metric(out, "atlas_index_age_seconds", "gauge", "Seconds since the served index was built.",
-	       "%.0f", g->index_age_s);
-	metric(out, "atlas_uptime_seconds", "gauge", "Seconds since the server started.",
-	       "%.3f", g->uptime_s);
-	metric(out, "atlas_cache_entries", "gauge", "Responses held by the response cache.",
-	       "%lu", g->cache_entries);
-	metric(out, "atlas_cache_capacity", "gauge",
-	       "Most responses the cache holds (0: disabled).",
-	       "%lu", g->cache_capacity);
-	metric(out, "atlas_engine_warm_misses_total", "counter",
-	       "Requests that waited for the shared engine: more threads than warm engines.",
-	       "%lu", g->warm_misses);
-	metric(out, "atlas_cache_bytes", "gauge",
-	       "Bytes held by the response cache (keys, bodies, per-entry overhead).",
-	       "%lu", g->cache_bytes);
-	metric(out, "atlas_cache_max_bytes", "gauge", "Most bytes the cache holds (0: disabled).",
-	       "%lu", g->cache_max_bytes);
-	metric(out, "atlas_search_zero_results_total", "counter",
-	       "Searches answered with no results.",
-	       "%lu", g->zero_results);
-	metric(out, "atlas_index_kept_pages", "gauge",
-	       "Pages the served index kept at their previous version or left out (--keep-going).",
-	       "%d", g->kept_pages);
-	metric(out, "atlas_reindex_failed", "gauge",
-	       "1 when the last reindex failed (its status file beside the index), else 0.",
-	       "%d", g->reindex_failed ? 1 : 0);
-	if (g->reindex_known && g->reindex_at) {
-		metric(out, "atlas_reindex_last_run_timestamp_seconds", "gauge",
-		       "When the last reindex ran (unix seconds).",
-		       "%lld", g->reindex_at);
-	}
-	metric(out, "atlas_cache_hits_total", "counter", "Response cache hits.",
-	       "%lu", g->cache_hits);
-	metric(out, "atlas_cache_misses_total", "counter", "Response cache misses.",
-	       "%lu", g->cache_misses);
-	metric(out, "atlas_cache_evictions_total", "counter", "Responses evicted to make room.",
-	       "%lu", g->cache_evictions);
+	const gauge_row rows[] = {
+		{ "atlas_requests_in_flight", "gauge",
+		  "Requests being answered now.",
+		  (double)(g->inflight), 0, true },
+		{ "atlas_index_generation", "gauge",
+		  "Generation of the served index: 1 at start, +1 per swap.",
+		  (double)(g->generation), 0, true },
+		{ "atlas_index_swaps_total", "counter",
+		  "Index files swapped in after validation.",
+		  (double)(g->swaps), 0, true },
+		{ "atlas_index_swaps_refused_total", "counter",
+		  "Changed index files refused because they failed validation.",
+		  (double)(g->swaps_refused), 0, true },
+		{ "atlas_index_age_seconds", "gauge",
+		  "Seconds since the served index was built.",
+		  (double)(g->index_age_s), 0, true },
+		{ "atlas_uptime_seconds", "gauge",
+		  "Seconds since the server started.",
+		  (double)(g->uptime_s), 3, true },
+		{ "atlas_cache_entries", "gauge",
+		  "Responses held by the response cache.",
+		  (double)(g->cache_entries), 0, true },
+		{ "atlas_cache_capacity", "gauge",
+		  "Most responses the cache holds (0: disabled).",
+		  (double)(g->cache_capacity), 0, true },
+		{ "atlas_engine_warm_misses_total", "counter",
+		  "Requests that waited for the shared engine: more threads than warm engines.",
+		  (double)(g->warm_misses), 0, true },
+		{ "atlas_cache_bytes", "gauge",
+		  "Bytes held by the response cache (keys, bodies, per-entry overhead).",
+		  (double)(g->cache_bytes), 0, true },
+		{ "atlas_cache_max_bytes", "gauge",
+		  "Most bytes the cache holds (0: disabled).",
+		  (double)(g->cache_max_bytes), 0, true },
+		{ "atlas_search_zero_results_total", "counter",
+		  "Searches answered with no results.",
+		  (double)(g->zero_results), 0, true },
+		{ "atlas_index_kept_pages", "gauge",
+		  "Pages the served index kept at their previous version or left out (--keep-going).",
+		  (double)(g->kept_pages), 0, true },
+		{ "atlas_reindex_failed", "gauge",
+		  "1 when the last reindex failed (its status file beside the index), else 0.",
+		  (double)(g->reindex_failed), 0, true },
+		{ "atlas_reindex_last_run_timestamp_seconds", "gauge",
+		  "When the last reindex ran (unix seconds).",
+		  (double)(g->reindex_at), 0, g->reindex_known && g->reindex_at },
+		{ "atlas_cache_hits_total", "counter",
+		  "Response cache hits.",
+		  (double)(g->cache_hits), 0, true },
+		{ "atlas_cache_misses_total", "counter",
+		  "Response cache misses.",
+		  (double)(g->cache_misses), 0, true },
+		{ "atlas_cache_evictions_total", "counter",
+		  "Responses evicted to make room.",
+		  (double)(g->cache_evictions), 0, true },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if (rows[i].shown)
+			gauge(out, &rows[i]);
 	return out->oom ? ATLAS_ENOMEM : 0;
 }
 

@@ -6,13 +6,15 @@
  * files into a buffer that happens to hold a NUL after the last byte.) Building with
  * -DFUZZ_CORPUS_NUL_TERMINATED passes a NUL-terminated copy instead, as the indexer does.
  *
- * Properties: page_parse returns 0 or -1; -1 comes with at least one error in the diag_list and
- * the page left empty; 0 leaves a page with its title, description, at least the lead section,
- * each section with a heading and anchor, links and guide steps non-NULL. */
+ * Properties: page_parse returns 0, ATLAS_EINVAL or (out of memory) ATLAS_ENOMEM; ATLAS_EINVAL
+ * comes with at least one error in the diag_list and the page left empty; 0 leaves a page with its
+ * title, description, at least the lead section, each section with a heading and anchor, links and
+ * guide steps non-NULL. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "corpus.h"
+#include "error.h"
 #include "fuzz.h"
 
 static int is_empty(const page *p)
@@ -75,14 +77,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rc == 0) {
 			check_page(data, size, &p, types[t]);
 			page_free(&p);
-		} else if (rc == -1) {
+		} else if (rc == ATLAS_EINVAL) {
 			if (d.errors < 1)
 				fuzz_fail(data, size, "page_parse failed as %s without recording an error",
 					  atlas_page_type_names[types[t]]);
 			if (!is_empty(&p))
 				fuzz_fail(data, size, "page_parse failed as %s but left the page non-empty",
 					  atlas_page_type_names[types[t]]);
-		} else
+		} else if (rc != ATLAS_ENOMEM)
 			fuzz_fail(data, size, "page_parse returned %d", rc);
 		for (int i = 0; i < d.n; i++)
 			if (!d.items[i].file || !d.items[i].msg)

@@ -1,14 +1,15 @@
 /* fuzz_html.c - arbitrary bytes as a built site's page: decoded by its charset (html_decode) and
  * read by html_read, everything freed (a leak is a finding).
  *
- * Properties: html_decode returns 0, -1 (unknown charset) or -2 (out of memory); on 0 the text
- * is valid UTF-8 and NUL-terminated. html_read returns 0 (or -1 out of memory); then the page has
- * its lead section (level 0, no heading) and every other section a heading and level 2 to 4,
- * section bodies start in order inside the text, each ends with a NUL, every link and breadcrumb
- * has an href, every guide list's steps too. */
+ * Properties: html_decode returns 0, ATLAS_EINVAL (unknown charset) or ATLAS_ENOMEM (out of
+ * memory); on 0 the text is valid UTF-8 and NUL-terminated. html_read returns 0 (or ATLAS_ENOMEM
+ * out of memory); then the page has its lead section (level 0, no heading) and every other
+ * section a heading and level 2 to 4, section bodies start in order inside the text, each ends
+ * with a NUL, every link and breadcrumb has an href, every guide list's steps too. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "fuzz.h"
 #include "html.h"
 
@@ -26,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	long replaced;
 	char charset[64];
 	int rc = html_decode((const char *)data, size, &text, &n, &replaced, charset);
-	if (rc == -1 || rc == -2)
+	if (rc == ATLAS_EINVAL || rc == ATLAS_ENOMEM)
 		return 0;
 	if (rc != 0)
 		fuzz_fail(data, size, "html_decode returned %d", rc);

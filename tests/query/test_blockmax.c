@@ -7,6 +7,7 @@
  * runs estimate them and say so, and a filtered common word decodes fewer blocks than it holds.
  *
  * usage: test_blockmax INDEX [QUERIES.tsv ...] [--random N] */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,7 +129,7 @@ static void compare(const query *q, bool all, const uint64_t *allowed, const dou
 	E->rec.nidf = added;
 	E->rec.ninst = 0;
 	sink s = { ROWS, 0, prior, allowed };
-	postings_run(PQ, &E->rec, all, take_row, &s);
+	postings_run(PQ, &E->rec, all, LONG_MAX, take_row, &s);
 	qsort(ROWS, (size_t)s.n, sizeof(row), cmp_rows);
 	blockmax_hit hits[10], ex[10];
 	blockmax_result res, exr;

@@ -254,7 +254,9 @@ static void merge_entries(fit_set *s)
 	c->n = out;
 }
 
-/* Makes the training set of f (its rows sorted by source). Returns 0 or ATLAS_ENOMEM. */
+/* Makes the training set of f (its rows sorted by source). Returns 0 or ATLAS_ENOMEM. Longer than
+ * 120 lines: one pass over the routes that finds each route's listing pages and fills its cases,
+ * sharing six scratch arrays by page and one cleanup label. */
 static int make_set(fit_set *s, next_fit *f)
 {
 	int n = f->maxid + 2;

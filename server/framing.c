@@ -21,6 +21,7 @@
 #include <strings.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <netinet/in.h>
 
@@ -230,11 +231,14 @@ enum MHD_Result framing_accept(void *cls, const struct sockaddr *addr, socklen_t
 	return full ? MHD_NO : MHD_YES;
 }
 
-/* Counts a connection from k in (delta 1) or out (delta -1), freeing the node at zero. */
-static void count_address(const addr_key *k, int delta)
+/* Counts a connection from k in (delta 1) or out (delta -1), freeing the node at zero. Returns
+ * the connections from k open now, counting this one (0 for an uncounted key, or when the node
+ * could not be allocated). */
+static unsigned count_address(const addr_key *k, int delta)
 {
+	unsigned now = 0;
 	if (!k->family)
-		return;
+		return 0;
 	pthread_mutex_lock(&addr_lock);
 	addr_node *n = find_node(k);
 	if (delta > 0) {
@@ -248,15 +252,18 @@ static void count_address(const addr_key *k, int delta)
 			}
 		}
 		if (n)
-			n->count++;
+			now = ++n->count;
 	} else if (n && --n->count == 0) {
 		addr_node **pp = &buckets[bucket_of(k)];
 		while (*pp != n)
 			pp = &(*pp)->next;
 		*pp = n->next;
 		free(n);
+	} else if (n) {
+		now = n->count;
 	}
 	pthread_mutex_unlock(&addr_lock);
+	return now;
 }
 
 void framing_notify(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -275,7 +282,12 @@ void framing_notify(void *cls, struct MHD_Connection *c, void **socket_context,
 		st->fd = fi ? fi->connect_fd : -1;
 		if (ai && !framing_is_proxy(ai->client_addr))
 			key_of(&st->key, ai->client_addr);
-		count_address(&st->key, 1);
+		/* framing_accept's check and this count are not one step: two worker threads can both
+		 * pass the check for an address one short of its limit. The count here is exact, so
+		 * the connection over the limit is shut down at once (it is counted until it closes). */
+		if (count_address(&st->key, 1) > config.per_address && config.per_address &&
+		    st->fd >= 0)
+			(void)shutdown(st->fd, SHUT_RDWR);
 		if (st->fd >= 0 && st->fd < table_cap)
 			atomic_store_explicit(&table[st->fd], st, memory_order_release);
 	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {

@@ -37,13 +37,23 @@ static void report(const char *what, double *t, int n)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: bench_query INDEX QUERIES.tsv [ROUNDS [fts5|table]]\n"
+		fprintf(stderr, "usage: bench_query INDEX QUERIES.tsv [ROUNDS [fts5|table|held [P,C,E]]]\n"
 				"  fts5: search through FTS5 even when the postings could be held in memory\n"
 				"  table: through the postings table (atlas_engine_read_postings_table) instead\n"
+				"  held: the postings held in memory when the index is small (the default)\n"
+				"  P,C,E: the work budget, as atlas-serve's --budget (default: the engine's)\n"
 				"  QUERIES.tsv: one query per line in its first tab-separated column ('#' comments)\n");
 		return 2;
 	}
 	int rounds = argc > 3 ? atoi(argv[3]) : 20;
+	if (argc > 5) {
+		atlas_work w;
+		if (atlas_parse_work_budget(argv[5], &w)) {
+			fprintf(stderr, "bench_query: the budget must be POSTINGS[,CANDIDATES[,EXPANSIONS]]\n");
+			return 2;
+		}
+		atlas_set_work_budget(&w);
+	}
 	atlas_engine *e = NULL;
 	atlas_error err = { 0, "" };
 	/* as atlas-serve holds it: the postings in memory when the index is small */

@@ -30,11 +30,15 @@ struct atlas_doc;
  *   than ATLAS_WORK_ROW_PHRASES phrases (words, their alternatives, quoted phrases) counting one
  *   for each ATLAS_WORK_ROW_PHRASES of them, since scoring it walks every phrase's matches;
  * - expansions: vocabulary words compared for spelling corrections and prefix completions.
- * The defaults hold every query of the relevance sets whole on indexes up to 10,000 explainers
- * and bound the hostile shapes of docs/RELIABILITY.md ("Query cost") to about 20 normal queries. */
+ * The postings default is for an index of up to ATLAS_WORK_PAGES pages and grows in proportion
+ * to the pages above it, as the posting lists of an ordinary query's words do (the rows a step
+ * scores and the vocabulary compared grow far more slowly). The defaults hold every query of the
+ * relevance sets whole on 1,000 to 100,000 explainers and bound the hostile shapes of
+ * docs/RELIABILITY.md ("Query cost") to about 20 normal queries. */
 #define ATLAS_WORK_POSTINGS 400000L
 #define ATLAS_WORK_CANDIDATES 20000L
 #define ATLAS_WORK_EXPANSIONS 20000L
+#define ATLAS_WORK_PAGES 10000
 #define ATLAS_WORK_ROW_PHRASES 4
 
 typedef struct atlas_work {
@@ -74,9 +78,15 @@ typedef struct atlas_search_more {
 	bool (*stop)(void *ctx);
 	void *stop_ctx;
 } atlas_search_more;
-/* Sets the work budget of every search of the process from now on (a field 0 or less: its
- * ATLAS_WORK_* default; NULL: the defaults). Call before any thread searches. */
+/* Sets the work budget of every search of the process from now on: a field above 0 holds as
+ * given on every index; a field 0 or less (every field, for NULL) takes its default, scaled to
+ * each index (atlas_work_budget_for). Call before any thread searches. */
 void atlas_set_work_budget(const atlas_work *budget);
+
+/* Returns the work budget of a search on an index of ndocs pages: the fields atlas_set_work_budget
+ * gave, and for the others their ATLAS_WORK_* default, postings scaled to the pages past
+ * ATLAS_WORK_PAGES. */
+atlas_work atlas_work_budget_for(int ndocs);
 
 /* Parses "POSTINGS[,CANDIDATES[,EXPANSIONS]]" (positive numbers; a field left out or empty keeps
  * its default) into *out, for the --budget flags of atlas-query and atlas-serve. Returns 0, or

@@ -98,18 +98,41 @@ int atlas_parse_work_budget(const char *s, atlas_work *out)
 	return 0;
 }
 
-/* The work budget of every search (atlas_set_work_budget). */
-static atlas_work work_budget = { ATLAS_WORK_POSTINGS, ATLAS_WORK_CANDIDATES, ATLAS_WORK_EXPANSIONS };
+/* The work budget of every search (atlas_set_work_budget): a field above 0 was given and holds
+ * on every index; a field 0 is its default, scaled to the index (atlas_work_budget_for). */
+static atlas_work work_budget = { 0, 0, 0 };
 
 void atlas_set_work_budget(const atlas_work *b)
 {
-	work_budget = (atlas_work){ ATLAS_WORK_POSTINGS, ATLAS_WORK_CANDIDATES, ATLAS_WORK_EXPANSIONS };
+	work_budget = (atlas_work){ 0, 0, 0 };
 	if (b && b->postings > 0)
 		work_budget.postings = b->postings;
 	if (b && b->candidates > 0)
 		work_budget.candidates = b->candidates;
 	if (b && b->expansions > 0)
 		work_budget.expansions = b->expansions;
+}
+
+/* Returns the default of a work budget field for an index of ndocs pages: base up to
+ * ATLAS_WORK_PAGES pages, in proportion to ndocs above, as a word's posting list grows with the
+ * pages that hold it. */
+static long scaled_default(long base, int ndocs)
+{
+	if (ndocs <= ATLAS_WORK_PAGES)
+		return base;
+	return (long)((double)base * ndocs / ATLAS_WORK_PAGES);
+}
+
+atlas_work atlas_work_budget_for(int ndocs)
+{
+	atlas_work w = work_budget;
+	if (w.postings <= 0)
+		w.postings = scaled_default(ATLAS_WORK_POSTINGS, ndocs);
+	if (w.candidates <= 0)
+		w.candidates = ATLAS_WORK_CANDIDATES;
+	if (w.expansions <= 0)
+		w.expansions = ATLAS_WORK_EXPANSIONS;
+	return w;
 }
 
 int atlas_search(atlas_results *res, atlas_engine *e, const atlas_search_params *p, atlas_error *err)
@@ -144,7 +167,7 @@ static int plan_search(atlas_results *res, atlas_engine *e, const atlas_search_p
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
 	res->query = strdup(q.clean);
 	pl->no_correct = p->no_correct;
-	pl->budget = work_budget;
+	pl->budget = atlas_work_budget_for(atlas_engine_ndocs(e));
 	analyze_query(e, pl, &q);
 	budget_terms(e, pl);
 	build_expressions(pl);

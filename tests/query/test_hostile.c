@@ -245,6 +245,39 @@ static void hostile_inputs(atlas_engine *e)
 	CHECK(atlas_search(&r, e, &bad, &err) == ATLAS_EINVAL, "type nonsense refused");
 }
 
+/* The work budget by index size: the defaults up to ATLAS_WORK_PAGES pages, postings in
+ * proportion above it (candidates and expansions fixed), and a field given by
+ * atlas_set_work_budget held as given at every size. */
+static void check_work_budget(void)
+{
+	static const struct { int ndocs; long postings; } want[] = {
+		{ 0, ATLAS_WORK_POSTINGS },	     { 1000, ATLAS_WORK_POSTINGS },
+		{ ATLAS_WORK_PAGES, ATLAS_WORK_POSTINGS }, { 2 * ATLAS_WORK_PAGES, 2 * ATLAS_WORK_POSTINGS },
+		{ 108720, 4348800 },
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		atlas_work w = atlas_work_budget_for(want[i].ndocs);
+		if (CHECK(w.postings == want[i].postings && w.candidates == ATLAS_WORK_CANDIDATES &&
+				  w.expansions == ATLAS_WORK_EXPANSIONS,
+			  "default budget on %d pages: %ld,%ld,%ld (want %ld,%ld,%ld)", want[i].ndocs,
+			  w.postings, w.candidates, w.expansions, want[i].postings, ATLAS_WORK_CANDIDATES,
+			  ATLAS_WORK_EXPANSIONS))
+			printf("ok    default budget on %d pages: postings %ld\n", want[i].ndocs, w.postings);
+	}
+	atlas_work given;
+	CHECK(atlas_parse_work_budget("300,,1000", &given) == 0, "--budget 300,,1000 parses");
+	atlas_set_work_budget(&given);
+	atlas_work small = atlas_work_budget_for(100), big = atlas_work_budget_for(108720);
+	if (CHECK(small.postings == 300 && big.postings == 300 && small.expansions == 1000 &&
+			  big.expansions == 1000 && big.candidates == ATLAS_WORK_CANDIDATES,
+		  "a given budget holds at every size: %ld,%ld,%ld on 100 pages, %ld,%ld,%ld on 108720",
+		  small.postings, small.candidates, small.expansions, big.postings, big.candidates,
+		  big.expansions))
+		printf("ok    a given budget (300,,1000) holds as given on 100 and 108720 pages\n");
+	atlas_set_work_budget(NULL);
+	CHECK(atlas_work_budget_for(108720).postings == 4348800, "atlas_set_work_budget(NULL) restores the defaults");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -264,5 +297,6 @@ int main(int argc, char **argv)
 		hostile_inputs(e);
 		atlas_engine_free(e);
 	}
+	check_work_budget();
 	return check_done("test_hostile");
 }

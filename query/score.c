@@ -178,11 +178,13 @@ static double path_match(const plan *pl, const atlas_doc *d)
  * tested on its first ones. */
 #define PROXIMITY_SLOTS 1024
 
-/* The slot of key (non-zero) in an open-addressing table of size slots (a power of two): where it
- * is, or the empty slot where it would go. */
+/* The slot of key (non-zero) in an open-addressing table of size slots (a power of two, 2 or
+ * more): where it is, or the empty slot where it would go. The hash is the top bits of the
+ * multiplicative one (its low bits would hold only the key's low bits: the column, and the
+ * position's last bits). */
 static unsigned slot_of(const unsigned *slot, unsigned size, unsigned key)
 {
-	unsigned h = (key * 2654435761u) & (size - 1);
+	unsigned h = (key * 2654435761u) >> (32 - __builtin_ctz(size));
 	while (slot[h] && slot[h] != key)
 		h = (h + 1) & (size - 1);
 	return h;
@@ -200,10 +202,28 @@ static double proximity_of(const atlas_engine *e, const plan *pl, const candidat
 	const fts_inst *in = e->rec.inst + c->inst_start;
 	int pairs = 0, near = 0, prev = -1, gap = 0;
 	int counts[MAX_TERMS] = { 0 }; /* the page's recorded matches of each term */
+	/* a row's matches are recorded phrase by phrase, in the expression's order: a term's are then
+	 * the spans of its phrases, [from[p], to[p]) (one span of all, should the order not hold) */
+	int from[MAX_PHRASES], to[MAX_PHRASES];
+	int span_phrases = pl->nphrases, last = -1;
+	for (int p = 0; p < pl->nphrases; p++)
+		from[p] = to[p] = 0;
 	for (int k = 0; k < c->inst_n; k++) {
-		int term = pl->phrase_term[in[k].phrase];
+		int ph = in[k].phrase;
+		int term = pl->phrase_term[ph];
 		if (term >= 0 && term < MAX_TERMS)
 			counts[term]++;
+		if (ph < last || ph >= pl->nphrases)
+			span_phrases = 0;
+		else if (ph != last)
+			from[ph] = k;
+		if (ph >= 0 && ph < pl->nphrases)
+			to[ph] = k + 1;
+		last = ph;
+	}
+	if (!span_phrases) {
+		from[0] = 0;
+		to[0] = c->inst_n;
 	}
 	for (int i = 0; i < pl->nterms; i++) {
 		const qterm *t = &pl->terms[i];
@@ -229,20 +249,29 @@ static double proximity_of(const atlas_engine *e, const plan *pl, const candidat
 			unsigned slot[PROXIMITY_SLOTS];
 			memset(slot, 0, size * sizeof(*slot));
 			int kept = 0;
-			for (int k = 0; k < c->inst_n && kept < count; k++) {
-				if (pl->phrase_term[in[k].phrase] != prev)
+			for (int p = 0; p < (span_phrases ? span_phrases : 1) && kept < count; p++) {
+				if (span_phrases && pl->phrase_term[p] != prev)
 					continue;
-				unsigned key = (unsigned)in[k].off * 8u + (unsigned)in[k].col + 1u;
-				slot[slot_of(slot, size, key)] = key;
-				kept++;
+				for (int k = from[p]; k < to[p] && kept < count; k++) {
+					if (pl->phrase_term[in[k].phrase] != prev)
+						continue;
+					unsigned key = (unsigned)in[k].off * 8u + (unsigned)in[k].col + 1u;
+					slot[slot_of(slot, size, key)] = key;
+					kept++;
+				}
 			}
 			bool found = false;
-			for (int k = 0; k < c->inst_n && kept && !found; k++) {
-				if (pl->phrase_term[in[k].phrase] != i)
+			for (int p = 0; p < (span_phrases ? span_phrases : 1) && kept && !found; p++) {
+				if (span_phrases && pl->phrase_term[p] != i)
 					continue;
-				for (int g = 1; g <= 1 + gap && g <= in[k].off && !found; g++) {
-					unsigned key = (unsigned)(in[k].off - g) * 8u + (unsigned)in[k].col + 1u;
-					found = slot[slot_of(slot, size, key)] == key;
+				for (int k = from[p]; k < to[p] && !found; k++) {
+					if (pl->phrase_term[in[k].phrase] != i)
+						continue;
+					for (int g = 1; g <= 1 + gap && g <= in[k].off && !found; g++) {
+						unsigned key = (unsigned)(in[k].off - g) * 8u + (unsigned)in[k].col +
+							       1u;
+						found = slot[slot_of(slot, size, key)] == key;
+					}
 				}
 			}
 			pairs++;
@@ -282,7 +311,7 @@ static int query_words(const plan *pl)
 static double heading_match(const atlas_engine *e, const plan *pl, const candidate *c, int doc, int words,
 			    double all)
 {
-	if (c->inst_n <= 0 || pl->nphrases > MAX_PHRASES)
+	if (c->inst_n <= 0 || pl->nphrases > MAX_PHRASES || all <= 0)
 		return 0;
 	const fts_inst *in = e->rec.inst + c->inst_start;
 	const atlas_doc *d = &e->docs[doc];
@@ -418,6 +447,28 @@ int cmp_lastmod(const void *a, const void *b, void *ctx)
 	return c ? c : cmp_ranked(a, b, ctx);
 }
 
+/* Whether proximity_of can be above 0 for some page: the query has two neighbouring content
+ * words outside quoted phrases (the pairs proximity_of counts). */
+static bool proximity_possible(const plan *pl)
+{
+	if (pl->nphrases > MAX_PHRASES)
+		return false;
+	int prev = -1;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated || t->stop)
+			continue;
+		if (t->phrase) {
+			prev = -1;
+			continue;
+		}
+		if (prev >= 0)
+			return true;
+		prev = i;
+	}
+	return false;
+}
+
 /* Restores the heap order of h[0..n) (least first) from index i down. */
 static void min_heap_down(double *h, int n, int i)
 {
@@ -443,24 +494,33 @@ static double rank_key(int tier, double score)
 	return tier ? -1.0 / (1.0 + score) : score;
 }
 
-/* Applies the path and proximity boosts to the ranked pages rk[0..n), whose first shown are the
- * best by score, sorted: to those first, then to each other page that, boosted the most the two
- * can, would pass the least of the shown best boosted scores so far (a heap of them); the others
- * keep their scores, which cannot reach the page shown. */
+/* Applies the path, proximity and heading boosts to the ranked pages rk[0..n), whose first shown
+ * are the best by score, sorted: to those first, then to each other page that, boosted the most
+ * this query's boosts can (a query without content words has none; proximity needs two
+ * neighbouring words), would pass the least of the shown best boosted scores so far (a heap of
+ * them); the others keep their scores, which cannot reach the page shown. */
 void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t shown)
 {
-	const double most = (1 + RANK_PATH_WORDS) * (1 + RANK_PROXIMITY) * (1 + RANK_HEADING_MATCH);
 	double heap[ATLAS_OFFSET_MAX + ATLAS_LIMIT_MAX];
 	int nh = 0, cap = shown < sizeof(heap) / sizeof(*heap) ? (int)shown : (int)(sizeof(heap) / sizeof(*heap));
 	int words = query_words(pl);
 	double all = 0; /* the query's content words */
 	for (int i = 0; i < pl->nterms; i++)
 		all += !pl->terms[i].negated && !pl->terms[i].stop;
+	/* the most the proximity and heading boosts can give, and with the path's */
+	const double near_most = (proximity_possible(pl) ? 1 + RANK_PROXIMITY : 1) *
+				 (all > 0 && pl->nphrases <= MAX_PHRASES ? 1 + RANK_HEADING_MATCH : 1);
+	const double most = (all > 0 ? 1 + RANK_PATH_WORDS : 1) * near_most;
 	for (int i = 0; i < n; i++) {
 		candidate *c = &e->cand[rk[i].doc];
 		if (nh == cap && rank_key(rk[i].tier, rk[i].score * most) < heap[0])
 			continue;
 		c->path = path_match(pl, &e->docs[rk[i].doc]);
+		if (nh == cap &&
+		    rank_key(rk[i].tier, rk[i].score * (1 + RANK_PATH_WORDS * c->path) * near_most) < heap[0]) {
+			c->path = 0;
+			continue;
+		}
 		/* pages from the postings table come without positions (an engine reading it) */
 		if (e->blockmax)
 			ensure_recorded(e, rk[i].doc, pl);

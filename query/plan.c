@@ -14,6 +14,7 @@
 void plan_init(plan *pl)
 {
 	memset(pl, 0, offsetof(plan, terms));
+	pl->typed = pl->typed_phrase = -1;
 }
 
 void plan_free(plan *pl)
@@ -646,6 +647,11 @@ void build_expressions(plan *pl)
 		const qterm *t = &pl->terms[i];
 		if (t->negated || t->stop)
 			continue;
+		pl->content[pl->ncontent++] = i;
+		if (t->prefix && pl->typed < 0) {
+			pl->typed = i;
+			pl->typed_phrase = pl->nphrases;
+		}
 		if (np) {
 			strbuf_puts(&pl->strict, " AND ");
 			strbuf_puts(&pl->relaxed, " OR ");

@@ -133,13 +133,11 @@ static bool has_title_pat(const qterm *t, const char *norm, unsigned long long s
 static double title_match(const plan *pl, sqlite3_int64 mask, bool masked, const char *norm,
 			  unsigned long long sig, bool *exact, const char *query_stems)
 {
-	int hit = 0, n = 0;
+	int hit = 0, n = pl->ncontent;
 	bool masks = masked && pl->nphrases <= MAX_PHRASES;
-	for (int i = 0; i < pl->nterms; i++) {
+	for (int j = 0; j < n; j++) {
+		int i = pl->content[j];
 		const qterm *t = &pl->terms[i];
-		if (t->negated || t->stop)
-			continue;
-		n++;
 		if (masks && (mask & pl->term_phrases[i])) {
 			hit++;
 			continue;
@@ -163,14 +161,9 @@ static double title_match(const plan *pl, sqlite3_int64 mask, bool masked, const
  * a page's path: words no FTS5 column holds, so looked for by their title patterns alone. */
 static double path_match(const plan *pl, const atlas_doc *d)
 {
-	int hit = 0, n = 0;
-	for (int i = 0; i < pl->nterms; i++) {
-		const qterm *t = &pl->terms[i];
-		if (t->negated || t->stop)
-			continue;
-		n++;
-		hit += has_title_pat(t, d->path_norm, d->path_sig);
-	}
+	int hit = 0, n = pl->ncontent;
+	for (int j = 0; j < n; j++)
+		hit += has_title_pat(&pl->terms[pl->content[j]], d->path_norm, d->path_sig);
 	return n ? (double)hit / n : 0;
 }
 
@@ -188,6 +181,23 @@ static unsigned slot_of(const unsigned *slot, unsigned size, unsigned key)
 	while (slot[h] && slot[h] != key)
 		h = (h + 1) & (size - 1);
 	return h;
+}
+
+/* Sets [*p0, *p1) to the spans proximity_of reads for term i's matches: its phrases, which
+ * build_expressions numbers one after another, when the matches are in spans (spans set), else
+ * the one span of all (0, 1). */
+static void term_spans(const plan *pl, int i, bool spans, int *p0, int *p1)
+{
+	unsigned long long m = (unsigned long long)pl->term_phrases[i];
+	if (!spans) {
+		*p0 = 0;
+		*p1 = 1;
+	} else if (!m) {
+		*p0 = *p1 = 0;
+	} else {
+		*p0 = __builtin_ctzll(m);
+		*p1 = 64 - __builtin_clzll(m);
+	}
 }
 
 /* Share of the neighbouring pairs of the query's content words (quoted phrases aside) that the
@@ -249,9 +259,9 @@ static double proximity_of(const atlas_engine *e, const plan *pl, const candidat
 			unsigned slot[PROXIMITY_SLOTS];
 			memset(slot, 0, size * sizeof(*slot));
 			int kept = 0;
-			for (int p = 0; p < (span_phrases ? span_phrases : 1) && kept < count; p++) {
-				if (span_phrases && pl->phrase_term[p] != prev)
-					continue;
+			int p0, p1;
+			term_spans(pl, prev, span_phrases, &p0, &p1);
+			for (int p = p0; p < p1 && kept < count; p++) {
 				for (int k = from[p]; k < to[p] && kept < count; k++) {
 					if (pl->phrase_term[in[k].phrase] != prev)
 						continue;
@@ -261,9 +271,8 @@ static double proximity_of(const atlas_engine *e, const plan *pl, const candidat
 				}
 			}
 			bool found = false;
-			for (int p = 0; p < (span_phrases ? span_phrases : 1) && kept && !found; p++) {
-				if (span_phrases && pl->phrase_term[p] != i)
-					continue;
+			term_spans(pl, i, span_phrases, &p0, &p1);
+			for (int p = p0; p < p1 && kept && !found; p++) {
 				for (int k = from[p]; k < to[p] && !found; k++) {
 					if (pl->phrase_term[in[k].phrase] != i)
 						continue;
@@ -338,9 +347,7 @@ static double heading_match(const atlas_engine *e, const plan *pl, const candida
 		return 0;
 	double best = 0;
 	for (int j = 0; j < ns && all > 0; j++) {
-		double got = 0;
-		for (int i = 0; i < pl->nterms; i++)
-			got += (masks[j] >> i) & 1u;
+		double got = __builtin_popcount(masks[j]);
 		int nhead = e->sections[secs[j]].nhead;
 		double tight = nhead > words ? (double)words / nhead : 1.0;
 		if (got / all * tight > best)
@@ -359,10 +366,9 @@ double coverage_of(const plan *pl, candidate *c)
 			seen[pl->phrase_term[p]] = true;
 	double got = 0, all = 0;
 	bool every = true;
-	for (int i = 0; i < pl->nterms; i++) {
+	for (int j = 0; j < pl->ncontent; j++) {
+		int i = pl->content[j];
 		const qterm *t = &pl->terms[i];
-		if (t->negated || t->stop)
-			continue;
 		all += t->idf;
 		if (seen[i])
 			got += t->idf;
@@ -379,27 +385,21 @@ double coverage_of(const plan *pl, candidate *c)
 enum { PREFIX_NONE, PREFIX_EXACT, PREFIX_COMPLETION };
 static int prefix_match(const plan *pl, const candidate *c)
 {
-	int p = 0;
-	for (int i = 0; i < pl->nterms; i++) {
-		const qterm *t = &pl->terms[i];
-		if (t->negated || t->stop)
-			continue;
-		if (t->prefix) {
-			if (t->prefix_from == 0)
-				return PREFIX_NONE; /* completions alone: no word itself to prefer */
-			bool exact = false, pre = false;
-			for (int k = 0; k < t->nalts && p + k < MAX_PHRASES; k++) {
-				bool m = c->phrases & ((sqlite3_int64)1 << (p + k));
-				if (k >= t->prefix_from)
-					pre |= m;
-				else
-					exact |= m;
-			}
-			return exact ? PREFIX_EXACT : pre ? PREFIX_COMPLETION : PREFIX_NONE;
-		}
-		p += t->nalts;
+	if (pl->typed < 0)
+		return PREFIX_NONE;
+	const qterm *t = &pl->terms[pl->typed];
+	int p = pl->typed_phrase;
+	if (t->prefix_from == 0)
+		return PREFIX_NONE; /* completions alone: no word itself to prefer */
+	bool exact = false, pre = false;
+	for (int k = 0; k < t->nalts && p + k < MAX_PHRASES; k++) {
+		bool m = c->phrases & ((sqlite3_int64)1 << (p + k));
+		if (k >= t->prefix_from)
+			pre |= m;
+		else
+			exact |= m;
 	}
-	return PREFIX_NONE;
+	return exact ? PREFIX_EXACT : pre ? PREFIX_COMPLETION : PREFIX_NONE;
 }
 
 bool prefix_only(const plan *pl, const candidate *c)
@@ -504,9 +504,7 @@ void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t show
 	double heap[ATLAS_OFFSET_MAX + ATLAS_LIMIT_MAX];
 	int nh = 0, cap = shown < sizeof(heap) / sizeof(*heap) ? (int)shown : (int)(sizeof(heap) / sizeof(*heap));
 	int words = query_words(pl);
-	double all = 0; /* the query's content words */
-	for (int i = 0; i < pl->nterms; i++)
-		all += !pl->terms[i].negated && !pl->terms[i].stop;
+	double all = pl->ncontent; /* the query's content words */
 	/* the most the proximity and heading boosts can give, and with the path's */
 	const double near_most = (proximity_possible(pl) ? 1 + RANK_PROXIMITY : 1) *
 				 (all > 0 && pl->nphrases <= MAX_PHRASES ? 1 + RANK_HEADING_MATCH : 1);
@@ -566,9 +564,7 @@ double score_candidate(const plan *pl, candidate *c, const atlas_doc *doc, const
 		tw *= 1 - (1 - RANK_LISTING_PRIOR) * doc->listing;
 	double fill = 0;
 	if (title >= 1.0 && doc->title_content > 0) {
-		int n = 0;
-		for (int i = 0; i < pl->nterms; i++)
-			n += !pl->terms[i].negated && !pl->terms[i].stop;
+		int n = pl->ncontent;
 		fill = n >= doc->title_content ? 1.0 : (double)n / doc->title_content;
 	}
 	c->title = title;

@@ -54,6 +54,12 @@ typedef struct plan {
 	char *unquoted[8];       /* phrases of stop words only, searched as separate words */
 	int nunquoted;
 	int nphrases;
+	/* the content terms (neither excluded nor stop words) in query order, and the first of them
+	 * being typed with its first phrase in the any-word expression (-1 for none): made by
+	 * build_expressions, for the loops each candidate runs */
+	int content[MAX_TERMS];
+	int ncontent;
+	int typed, typed_phrase;
 	bool corrected;
 	bool replaced;           /* an unknown word was searched as its correction */
 	bool no_correct;         /* atlas_search_params.no_correct: words are searched as typed */
@@ -77,8 +83,9 @@ void plan_free(plan *pl);
  * that cannot be allocated is left out. */
 void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q);
 /* Writes pl's MATCH expressions (all words, any word, over the fts and the titles tables, and the
- * excluded words' group) from its terms, numbering the any-word expression's phrases. Writes
- * nothing when no term is a content word; an expression that ran out of memory is marked oom. */
+ * excluded words' group) from its terms, numbering the any-word expression's phrases, and lists
+ * the content terms (pl->content, pl->typed). Writes no expression when no term is a content
+ * word; an expression that ran out of memory is marked oom. */
 void build_expressions(plan *pl);
 
 /* retrieve.c */

@@ -1,6 +1,7 @@
 /* bench_shapes.c - the cost of each query of a file, one line each: the engine's work counters
  * (postings, candidates, expansions), whether the work budget cut it (partial), and its in-process
- * latency (median of ROUNDS runs), as atlas-serve holds the index. */
+ * latency (median of ROUNDS runs, each round running every query once), as atlas-serve holds the
+ * index. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <time.h>
 
 #include "engine.h"
+#include "grow.h"
 
 /* Returns CLOCK_MONOTONIC in microseconds. */
 static double now_us(void)
@@ -24,9 +26,22 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* One query of the file: its fields, its parameters, its times and what its last run did. */
+typedef struct query {
+	char *line; /* the fields, NUL-separated */
+	atlas_search_params sp;
+	const char *name;
+	double *ts;
+	int n;
+	atlas_work w;
+	bool partial;
+	int total;
+} query;
+
 /* Reads QUERIES (name<TAB>query<TAB>limit<TAB>offset<TAB>type<TAB>topic, '#' comments, empty
  * fields for the defaults) and prints, per query: name, median microseconds, the work counters,
- * partial, total. Returns 0, 1 when the index or the file cannot be read, 2 for usage. */
+ * partial, total. Returns 0, 1 when the index or the file cannot be read or a search fails, 2 for
+ * usage. */
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -51,16 +66,33 @@ int main(int argc, char **argv)
 		atlas_engine_free(e);
 		return 1;
 	}
-	double *ts = malloc((size_t)rounds * sizeof(double));
+	/* every query read first, then timed round by round (each round runs every query once), so
+	 * that a slow stretch of a shared machine falls on all queries alike, not on one query's runs */
+	query *qs = NULL;
+	int nq = 0, cap = 0;
 	char line[8192];
-	printf("%-40s %10s %9s %10s %10s %7s %7s\n", "shape", "median_us", "postings", "candidates",
-	       "expansions", "partial", "total");
-	while (ts && fgets(line, sizeof(line), f)) {
+	int rc = 0;
+	while (!rc && fgets(line, sizeof(line), f)) {
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
 		line[strcspn(line, "\n")] = '\0';
+		if (atlas_grow(&qs, &cap, nq, sizeof(*qs), 64)) {
+			rc = 1;
+			break;
+		}
+		query *q = &qs[nq];
+		memset(q, 0, sizeof(*q));
+		q->line = strdup(line);
+		q->ts = malloc((size_t)rounds * sizeof(double));
+		if (!q->line || !q->ts) {
+			free(q->line);
+			free(q->ts);
+			rc = 1;
+			break;
+		}
+		nq++;
 		char *field[6] = { NULL };
-		char *p = line;
+		char *p = q->line;
 		for (int k = 0; k < 6; k++) {
 			field[k] = p;
 			char *tab = p ? strchr(p, '\t') : NULL;
@@ -68,40 +100,49 @@ int main(int argc, char **argv)
 				*tab = '\0';
 			p = tab ? tab + 1 : NULL;
 		}
-		atlas_search_params sp = { field[1] ? field[1] : "", 10, 0, NULL, NULL, false, false };
+		q->name = field[0];
+		q->sp = (atlas_search_params){ field[1] ? field[1] : "", 10, 0, NULL, NULL, false, false };
 		if (field[2] && *field[2])
-			sp.limit = atoi(field[2]);
+			q->sp.limit = atoi(field[2]);
 		if (field[3] && *field[3])
-			sp.offset = atoi(field[3]);
+			q->sp.offset = atoi(field[3]);
 		if (field[4] && *field[4])
-			sp.type = field[4];
+			q->sp.type = field[4];
 		if (field[5] && *field[5])
-			sp.topic = field[5];
-		atlas_results res;
-		atlas_work w = { 0, 0, 0 };
-		bool partial = false;
-		int total = 0;
-		int n = 0;
-		for (int r = 0; r < rounds; r++) {
+			q->sp.topic = field[5];
+	}
+	if (rc)
+		fprintf(stderr, "bench_shapes: out of memory reading %s\n", argv[2]);
+	for (int r = 0; r < rounds && !rc; r++)
+		for (int i = 0; i < nq; i++) {
+			query *q = &qs[i];
+			atlas_results res;
 			double t0 = now_us();
-			if (atlas_search(&res, e, &sp, &err)) {
-				fprintf(stderr, "bench_shapes: %s: %s\n", field[0], err.msg);
+			if (atlas_search(&res, e, &q->sp, &err)) {
+				fprintf(stderr, "bench_shapes: %s: %s\n", q->name, err.msg);
+				rc = 1;
 				break;
 			}
-			ts[n++] = now_us() - t0;
-			w = res.work;
-			partial = res.partial;
-			total = res.total;
+			q->ts[q->n++] = now_us() - t0;
+			q->w = res.work;
+			q->partial = res.partial;
+			q->total = res.total;
 			atlas_results_free(&res);
 		}
-		if (!n)
-			continue;
-		qsort(ts, (size_t)n, sizeof(double), cmp_double);
-		printf("%-40s %10.1f %9ld %10ld %10ld %7s %7d\n", field[0], ts[n / 2], w.postings,
-		       w.candidates, w.expansions, partial ? "yes" : "no", total);
+	printf("%-40s %10s %9s %10s %10s %7s %7s\n", "shape", "median_us", "postings", "candidates",
+	       "expansions", "partial", "total");
+	for (int i = 0; i < nq && !rc; i++) {
+		query *q = &qs[i];
+		qsort(q->ts, (size_t)q->n, sizeof(double), cmp_double);
+		printf("%-40s %10.1f %9ld %10ld %10ld %7s %7d\n", q->name, q->ts[q->n / 2], q->w.postings,
+		       q->w.candidates, q->w.expansions, q->partial ? "yes" : "no", q->total);
 	}
-	free(ts);
+	for (int i = 0; i < nq; i++) {
+		free(qs[i].line);
+		free(qs[i].ts);
+	}
+	free(qs);
 	fclose(f);
 	atlas_engine_free(e);
-	return 0;
+	return rc;
 }

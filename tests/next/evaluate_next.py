@@ -12,7 +12,8 @@ ties by path), text similarity only (the indexer's more-like-this candidates), g
 link-only (links and backlinks), and tag overlap scored as Hugo's related content does by default
 (keywords weight 100, topics 80, threshold 80).
 
-usage: evaluate_next.py --indexer BIN --query BIN --corpus DIR [--markdown] [--require-beat-baselines]
+usage: evaluate_next.py --indexer BIN --query BIN --corpus DIR [--markdown] [--cases FILE]
+                        [--require-beat-baselines]
 Prints hit@1, hit@3, hit@5 and MRR per method; with --require-beat-baselines exits 1 unless the
 engine's MRR beats every baseline's in both evaluations.
 """
@@ -98,6 +99,18 @@ def engine_rank(query, db, path, seen):
     return [s["path"] for s in json.loads(out)["suggestions"]]
 
 
+def rank_of(ranking, target):
+    """The 1-based rank of target in ranking's first DEPTH, or None when it is not there."""
+    return ranking.index(target) + 1 if target in ranking[:DEPTH] else None
+
+
+def write_cases(path, cases):
+    """Writes the leave-one-out cases (route, page, next page, rank or None) to path, one a line."""
+    with open(path, "w", encoding="utf-8") as out:
+        for route, src, target, rank in cases:
+            out.write(f"{route}\t{src}\t{target}\t{rank if rank else '-'}\n")
+
+
 class Score:
     def __init__(self):
         self.n = self.h1 = self.h3 = self.h5 = 0
@@ -136,6 +149,9 @@ def main():
     ap.add_argument("--corpus", required=True)
     ap.add_argument("--seed", type=int, default=1729)
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--cases", metavar="FILE",
+                    help="write each left-out step's engine rank to FILE (tab-separated: route, page, "
+                         "next page, rank or - for a miss), to read the failing cases")
     ap.add_argument("--require-beat-baselines", action="store_true")
     a = ap.parse_args()
 
@@ -143,6 +159,7 @@ def main():
         # 1. leave one guide out
         guides = sorted(f for f in os.listdir(os.path.join(a.corpus, "guides")) if f.endswith(".md"))
         lgo = {m: Score() for m in METHODS}
+        cases = []  # (route, page, next page, the engine's rank or None)
         for g in guides:
             steps = guide_steps(os.path.join(a.corpus, "guides", g))
             work = os.path.join(tmp, "lgo")
@@ -156,7 +173,9 @@ def main():
                 src, target, seen = steps[i], steps[i + 1], steps[:i]
                 if target == src or target in seen:
                     continue
-                lgo["engine"].add(engine_rank(a.query, db, src, seen), target)
+                ranking = engine_rank(a.query, db, src, seen)
+                lgo["engine"].add(ranking, target)
+                cases.append((g, src, target, rank_of(ranking, target)))
                 for m in METHODS[1:]:
                     lgo[m].add(base.rank(m, src, set(seen) | {src}), target)
 
@@ -190,6 +209,8 @@ def main():
             for m in METHODS[1:]:
                 held[m].add(base.rank(m, src, {src}), dst)
 
+    if a.cases:
+        write_cases(a.cases, cases)
     table("Leave-one-guide-out: rank of the next step", lgo, a.markdown)
     table(f"Held-out links (15%, seed {a.seed}): rank of the removed link's target", held, a.markdown)
     if a.require_beat_baselines:

@@ -17,7 +17,7 @@ similarity, link-only, Hugo's tag overlap) and two of reading order: next by URL
 same folder, and next by the site's table-of-contents order (the page after the source in a list
 of links, as the index stores it).
 
-usage: evaluate_site.py --indexer BIN --query BIN --site DIR [--chapters N] [--markdown]
+usage: evaluate_site.py --indexer BIN --query BIN --site DIR [--chapters N] [--markdown] [--cases FILE]
                         [--require-beat-baselines routes|all] [--require-ratio R]
 Prints hit@1, hit@3, hit@5 and MRR per method; exits 77 (skipped) when DIR does not exist.
 """
@@ -33,7 +33,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from evaluate_next import Baselines, Score, engine_rank  # noqa: E402
+from evaluate_next import Baselines, Score, engine_rank, rank_of, write_cases  # noqa: E402
 from indexlib import next_rows  # noqa: E402
 
 METHODS = ["engine", "random", "same-topic", "text-similarity", "link-only", "hugo-tags",
@@ -160,6 +160,9 @@ def main():
     ap.add_argument("--chapters", type=int, default=12)
     ap.add_argument("--seed", type=int, default=1729)
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--cases", metavar="FILE",
+                    help="write each left-out step's engine rank to FILE (tab-separated: route, page, "
+                         "next page, rank or - for a miss), to read the failing cases")
     ap.add_argument("--require-beat-baselines", choices=["routes", "all"],
                     help="fail unless the engine's MRR beats every baseline's: in the routes left out, "
                          "or in both evaluations")
@@ -180,6 +183,7 @@ def main():
 
         # 1. leave one chapter's route out
         lgo = {m: Score() for m in METHODS}
+        cases = []  # (route, page, next page, the engine's rank or None)
         for g in chosen:
             steps = all_routes[g]
             work = os.path.join(tmp, "lgo")
@@ -205,7 +209,9 @@ def main():
                 src, target, seen = steps[i], steps[i + 1], steps[:i]
                 if target == src or target in seen:
                     continue
-                lgo["engine"].add(engine_rank(a.query, db, src, seen), target)
+                ranking = engine_rank(a.query, db, src, seen)
+                lgo["engine"].add(ranking, target)
+                cases.append((g, src, target, rank_of(ranking, target)))
                 for m in METHODS[1:]:
                     lgo[m].add(base.rank(m, src, set(seen) | {src}), target)
 
@@ -243,6 +249,8 @@ def main():
             for m in METHODS[1:]:
                 held[m].add(base.rank(m, src, {src}), dst)
 
+    if a.cases:
+        write_cases(a.cases, cases)
     table(f"Leave one chapter's route out ({len(chosen)} chapters, seed {a.seed}): rank of the next page",
           lgo, a.markdown)
     table(f"Held-out links (15%, seed {a.seed}): rank of the removed link's target", held, a.markdown)

@@ -346,7 +346,7 @@ static double heading_match(const atlas_engine *e, const plan *pl, const candida
 	if (!ns)
 		return 0;
 	double best = 0;
-	for (int j = 0; j < ns && all > 0; j++) {
+	for (int j = 0; j < ns; j++) {
 		double got = __builtin_popcount(masks[j]);
 		int nhead = e->sections[secs[j]].nhead;
 		double tight = nhead > words ? (double)words / nhead : 1.0;
@@ -453,18 +453,12 @@ static bool proximity_possible(const plan *pl)
 {
 	if (pl->nphrases > MAX_PHRASES)
 		return false;
-	int prev = -1;
-	for (int i = 0; i < pl->nterms; i++) {
-		const qterm *t = &pl->terms[i];
-		if (t->negated || t->stop)
-			continue;
-		if (t->phrase) {
-			prev = -1;
-			continue;
-		}
-		if (prev >= 0)
+	bool prev = false; /* the content word before is a word, not a quoted phrase */
+	for (int j = 0; j < pl->ncontent; j++) {
+		bool word = !pl->terms[pl->content[j]].phrase;
+		if (word && prev)
 			return true;
-		prev = i;
+		prev = word;
 	}
 	return false;
 }

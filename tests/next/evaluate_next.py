@@ -118,7 +118,7 @@ class Score:
 
     def add(self, ranking, target):
         self.n += 1
-        r = ranking.index(target) + 1 if target in ranking[:DEPTH] else None
+        r = rank_of(ranking, target)
         if r:
             self.h1 += r <= 1
             self.h3 += r <= 3

@@ -495,6 +495,7 @@ int html_read(html_page *p, const char *data, size_t n, const html_opts *o)
 	tree_reset(&thread_arena); /* the whole tree at once, for gumbo_destroy_output */
 	bool oom = hs.oom || bs.oom || bs.text.oom;
 	p->text_len = bs.text.len ? bs.text.len - 1 : 0;
+	strbuf_shrink(&bs.text); /* every page's text is held until the site is read */
 	p->text = strbuf_detach(&bs.text);
 	if (!p->text)
 		oom = true;

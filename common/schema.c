@@ -32,16 +32,21 @@
 	" content='', tokenize='atlas');\n"                                                          \
 	"CREATE VIRTUAL TABLE titles USING fts5(title, content='', tokenize='atlas');\n"
 
-const char atlas_schema_sql[] =
-	/* key/value facts about the build: schema_version, build_id, built_at, corpus_digest, counts */
-	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
-	/* each page file as read (zstd), by its name under the corpus or site directory: the last
-	 * good version that atlas-index --keep-going keeps when the file has become invalid */
-	"CREATE TABLE page_sources(file TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;\n"
-	/* the page files this index holds at their previous version (kept = 1) or left out (kept =
-	 * 0) because the corpus's were invalid, with the first error (atlas-index --keep-going) */
-	"CREATE TABLE kept_pages(file TEXT PRIMARY KEY, kept INTEGER NOT NULL, error TEXT NOT NULL)"
+/* key/value facts about the build: schema_version, build_id, built_at, corpus_digest, counts */
+#define ATLAS_SCHEMA_META_SQL "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+
+/* page_sources: each page file as read (zstd), by its name under the corpus or site directory:
+ * the last good version that atlas-index --keep-going keeps when the file has become invalid.
+ * kept_pages: the page files this index holds at their previous version (kept = 1) or left out
+ * (kept = 0) because the corpus's were invalid, with the first error (atlas-index --keep-going) */
+#define ATLAS_SCHEMA_SOURCES_SQL                                                                   \
+	"CREATE TABLE page_sources(file TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;\n"     \
+	"CREATE TABLE kept_pages(file TEXT PRIMARY KEY, kept INTEGER NOT NULL, error TEXT NOT NULL)" \
 	" WITHOUT ROWID;\n"
+
+const char atlas_schema_sql[] =
+	ATLAS_SCHEMA_META_SQL
+	ATLAS_SCHEMA_SOURCES_SQL
 	/* one row per page; type is explainer|guide|topic|page; topics is a JSON array of paths; a
 	 * page's URL is meta's site_url followed by its path */
 	"CREATE TABLE docs(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, type TEXT NOT NULL,"
@@ -96,6 +101,10 @@ const char atlas_schema_signals_sql[] = ATLAS_SCHEMA_SIGNALS_SQL;
 /* The fields table, also created alone in that file: it is indexed there, then copied. */
 const char atlas_schema_fields_sql[] = ATLAS_SCHEMA_FIELDS_SQL;
 
+/* The page sources' tables and meta, also created alone in the file the page sources are written
+ * to beside the index, from which their rows are copied. */
+const char atlas_schema_sources_sql[] = ATLAS_SCHEMA_META_SQL ATLAS_SCHEMA_SOURCES_SQL;
+
 const char *const atlas_page_type_names[ATLAS_TYPE_COUNT] = { ATLAS_TYPE_NAME_EXPLAINER, ATLAS_TYPE_NAME_GUIDE,
 								 ATLAS_TYPE_NAME_TOPIC, ATLAS_TYPE_NAME_PAGE };
 
@@ -106,6 +115,8 @@ const char *const atlas_meta_pages_of_type[ATLAS_TYPE_COUNT] = {
 
 const char *const atlas_signals_tables[] = { "next_candidates", "similar_terms", "next_fit", "vocab", "stems",
 					     NULL };
+
+const char *const atlas_sources_tables[] = { "page_sources", "kept_pages", ATLAS_META_TABLE, NULL };
 
 const char *const atlas_fields_shadow_tables[] = { "fields_data",   "fields_idx",    "fields_docsize",
 						   "fields_config", "titles_data",   "titles_idx",

@@ -30,6 +30,10 @@ extern const char atlas_schema_signals_sql[];
  * (they need the "atlas" tokenizer): they are indexed in the signals' file too, then copied. */
 extern const char atlas_schema_fields_sql[];
 
+/* The SQL that creates the page sources' tables (page_sources, kept_pages) and meta alone, the
+ * same as in atlas_schema_sql: the page sources are written to a file of their own, then copied. */
+extern const char atlas_schema_sources_sql[];
+
 /* The type of a page, docs.type's name for it in atlas_page_type_names. In the order of the
  * search's type facet; ATLAS_TYPE_OTHER stands for a name an index holds that this build does not
  * know (none it writes). ATLAS_TYPE_PAGE is a site page: the corpus's pages/, a site's other pages. */
@@ -72,6 +76,10 @@ extern const char *const atlas_meta_pages_of_type[ATLAS_TYPE_COUNT];
 /* The tables created by atlas_schema_signals_sql, NULL-terminated: the read-next thread writes
  * them into a file of its own, from which they are copied whole. */
 extern const char *const atlas_signals_tables[];
+
+/* The tables created by atlas_schema_sources_sql, NULL-terminated: their rows are copied into the
+ * index from the page sources' file. */
+extern const char *const atlas_sources_tables[];
 
 /* The shadow tables of the FTS5 tables created by atlas_schema_fields_sql, NULL-terminated: they
  * are indexed in the signals' file, and copied over the empty ones of the index. */

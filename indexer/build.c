@@ -2,6 +2,7 @@
  * links, synonyms, vocabulary, read-next candidates and meta, built in a temporary file and
  * renamed into place only after it passed its checks. */
 #include "build.h"
+#include "build_extra.h"
 #include "error.h"
 
 #include <errno.h>
@@ -27,6 +28,7 @@
 #include "signals.h"
 #include "spans.h"
 #include "strmap.h"
+#include "token_counts.h"
 #include "grow.h"
 
 /**************************************************************************************************
@@ -93,6 +95,7 @@ typedef struct writer {
 	corpus *bodies;   /* the corpus whose section bodies are released as they are indexed */
 	long long fts_hash_bytes; /* FTS5's in-memory hash of pending terms, flushed to a segment when full */
 	atlas_compressor *body_z;  /* the sections' bodies, against the corpus's dictionary */
+	build_extra *extra;        /* the page sources, written beside the postings */
 } writer;
 
 static int sql_fail(writer *w, const char *what)
@@ -158,159 +161,6 @@ static void topics_json(strbuf *sb, const page *p)
 	strbuf_putc(sb, ']');
 }
 
-/* How many positions of the fts columns a section holds (see the sections table in schema.c). */
-typedef struct section_tokens {
-	int heading, lead, body;
-} section_tokens;
-
-/**************************************************************************************************
-** Token counts, as the full-text index saw them.
-**
-** A section's parts (heading, lead, body) hold so many positions of the fts columns. The tokenizer
-** finds the positions' spans (byte ranges) while FTS5 indexes the page's columns: a tap
-** (atlas_tap) keeps those of the title, headings, description and body columns, and each
-** section's parts are counted from them, so that a page is analyzed once, not once more for its
-** counts. A part whose column was not seen, or whose text is not the column's, is analyzed on its
-** own; either way the counts are the same.
-*/
-
-enum { COL_TITLE, COL_HEADINGS, COL_DESCRIPTION, COL_BODY, NCOLS };
-
-/* One column of the row being inserted: the text bound to it and the spans the tokenizer found. */
-typedef struct column_spans {
-	const char *text;
-	int n;
-	bool seen;      /* analyzed since the row's insert began, every span kept */
-	atlas_span *sp;
-	int count, cap;
-	int next;       /* the first span not yet given to a section */
-} column_spans;
-
-typedef struct row_tap {
-	atlas_tap tap;
-	bool armed;     /* the fts row's insert is running */
-	column_spans col[NCOLS];
-	column_spans *cur;
-} row_tap;
-
-static int tap_token(void *ctx, int tflags, const char *tok, int n, int start, int end)
-{
-	row_tap *t = ctx;
-	column_spans *c = t->cur;
-	(void)tflags;
-	(void)tok;
-	(void)n;
-	if (!c->seen)
-		return SQLITE_OK;
-	if (atlas_grow(&c->sp, &c->cap, c->count, sizeof(*c->sp), 1024)) {
-		c->seen = false; /* its sections analyzed on their own */
-		return SQLITE_OK;
-	}
-	c->sp[c->count++] = (atlas_span){ start, end };
-	return SQLITE_OK;
-}
-
-static atlas_token_fn tap_begin(void *ctx, const char *text, int n)
-{
-	row_tap *t = ctx;
-	if (!t->armed)
-		return NULL;
-	for (int k = 0; k < NCOLS; k++) {
-		column_spans *c = &t->col[k];
-		if (c->text == text && c->n == n && !c->seen) {
-			c->seen = true;
-			c->count = c->next = 0;
-			t->cur = c;
-			return tap_token;
-		}
-	}
-	return NULL;
-}
-
-/* Starts a row: the texts its columns will be given. */
-static void tap_row(row_tap *t, const char *title, const char *headings, const char *description,
-		    const char *body, size_t nbody, size_t nheadings)
-{
-	const char *text[NCOLS] = { title, headings, description, body };
-	int n[NCOLS] = { (int)strlen(title), (int)nheadings, (int)strlen(description), (int)nbody };
-	for (int k = 0; k < NCOLS; k++) {
-		t->col[k].text = text[k];
-		t->col[k].n = n[k];
-		t->col[k].seen = false;
-		t->col[k].count = t->col[k].next = 0;
-	}
-}
-
-static void tap_free(row_tap *t)
-{
-	for (int k = 0; k < NCOLS; k++)
-		free(t->col[k].sp);
-}
-
-/* The positions of text[0..n), which column col holds at [at, at + n), into *count: counted from
- * the spans the tokenizer found there when it saw the column, else by analyzing the text. Returns
- * 0 or an SQLite error code. */
-static int part_tokens(atlas_analyzer *a, row_tap *t, int col, int at, const char *text, int n,
-		       int *count)
-{
-	column_spans *c = col >= 0 ? &t->col[col] : NULL;
-	if (c && c->seen && at >= 0 && at + n <= c->n) {
-		int i = c->next;
-		while (i < c->count && c->sp[i].start < at)
-			i++;
-		int j = i;
-		while (j < c->count && c->sp[j].end <= at + n)
-			j++;
-		/* no token of the column across either end of the part */
-		if ((i == 0 || c->sp[i - 1].end <= at) &&
-		    (j == c->count || c->sp[j].start >= at + n)) {
-			c->next = j;
-			*count = j - i;
-			return 0;
-		}
-	}
-	return atlas_spans_count(a, text, n, count);
-}
-
-/* Where a page's sections are in its fts columns: section s's heading at heads_at[s] of the
- * headings column (s > 0) and the body after its lead at body_at[s] of the body column, with its
- * length body_n[s] there. */
-typedef struct section_places {
-	int *heads_at, *body_at, *body_n;
-	int cap;
-} section_places;
-
-/* Counts the positions of section s of p in each of its parts (see section_tokens): its heading
- * (the title for the lead section), its lead (the description, lead section only) and its body.
- * Returns 0 or an error code with w->err set. */
-static int count_section_tokens(writer *w, atlas_analyzer *a, section_tokens *tk, const page *p,
-				int s, row_tap *t, const section_places *pl)
-{
-	const section *x = &p->secs[s];
-	size_t lead = s == 0 ? (p->lead_len <= x->body_len ? p->lead_len : x->body_len) : 0;
-	const char *body = x->body;
-	int nhead = (int)strlen(x->heading);
-	int rc;
-	if (s == 0)
-		rc = part_tokens(a, t, strcmp(x->heading, p->title) == 0 ? COL_TITLE : -1, 0, x->heading,
-				 nhead, &tk->heading);
-	else
-		rc = part_tokens(a, t, COL_HEADINGS, pl->heads_at[s], x->heading, nhead, &tk->heading);
-	if (!rc) {
-		bool same = lead == strlen(p->description) && memcmp(body, p->description, lead) == 0;
-		rc = part_tokens(a, t, same ? COL_DESCRIPTION : -1, 0, body, (int)lead, &tk->lead);
-	}
-	if (!rc) {
-		int n = (int)(x->body_len - lead);
-		int col = pl->body_n[s] == n ? COL_BODY : -1;
-		rc = part_tokens(a, t, col, pl->body_at[s], body + lead, n, &tk->body);
-	}
-	if (rc)
-		return atlas_error_set(w->err, rc == SQLITE_NOMEM ? ATLAS_ENOMEM : ATLAS_ESQL,
-				       "%s: token counts of %s: %s", w->file, p->path, sqlite3_errstr(rc));
-	return 0;
-}
-
 /**************************************************************************************************
 ** The text dictionary.
 **
@@ -372,44 +222,6 @@ fail_nomem:
 ** Documents, sections and the full-text indexes.
 */
 
-/* Makes room in places for the sections of a page of nsecs. Returns 0, or ATLAS_ENOMEM when out of
- * memory (places then as it was, but for the arrays grown). */
-static int places_reserve(section_places *places, int nsecs)
-{
-	if (nsecs <= places->cap)
-		return 0;
-	int cap = nsecs * 2;
-	if (atlas_resize(&places->heads_at, (size_t)cap, sizeof(int)) ||
-	    atlas_resize(&places->body_at, (size_t)cap, sizeof(int)) ||
-	    atlas_resize(&places->body_n, (size_t)cap, sizeof(int)))
-		return ATLAS_ENOMEM;
-	places->cap = cap;
-	return 0;
-}
-
-/* Appends page p's headings (but the lead's) to heads and its bodies (the lead's without the
- * description) to body, one a line, and where each section's are into places (room made by
- * places_reserve). Cannot fail (a buffer out of memory is marked so). */
-static void join_sections(const page *p, strbuf *heads, strbuf *body, section_places *places)
-{
-	/* appended, not printed: a printf of the body measured its length once more first */
-	for (int s = 0; s < p->nsecs; s++) {
-		const section *x = &p->secs[s];
-		places->heads_at[s] = (int)heads->len;
-		if (s) {
-			strbuf_puts(heads, x->heading);
-			strbuf_putc(heads, '\n');
-		}
-		const char *b = x->body;
-		if (s == 0)
-			b += p->lead_len <= x->body_len ? p->lead_len : x->body_len;
-		places->body_at[s] = (int)body->len;
-		strbuf_puts(body, b);
-		places->body_n[s] = (int)body->len - places->body_at[s];
-		strbuf_putc(body, '\n');
-	}
-}
-
 /* Inserts page p's docs row (doc id, its keywords and topics joined as kw and topics_json, its
  * sections from first_section on) with doc, the prepared insert. Returns 0 or an ATLAS_E* code
  * with w->err set. */
@@ -451,8 +263,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	if (!rc)
 		rc = prepare(w, &dt, "INSERT OR IGNORE INTO doc_topics VALUES(?,?)");
 	row_tap tap;
-	memset(&tap, 0, sizeof(tap));
-	tap.tap = (atlas_tap){ tap_begin, &tap };
+	tap_init(&tap);
 	section_places places = { NULL, NULL, NULL, 0 };
 	if (!rc)
 		rc = atlas_analyzer_set_tap(w->db, &tap.tap, w->err);
@@ -495,7 +306,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 		for (int s = 0; !rc && s < p->nsecs; s++) {
 			const section *x = &p->secs[s];
 			section_tokens tk;
-			if ((rc = count_section_tokens(w, a, &tk, p, s, &tap, &places)))
+			if ((rc = count_section_tokens(w->err, w->file, a, &tk, p, s, &tap, &places)))
 				break;
 			if ((rc = atlas_compress(w->body_z, &zbody, x->body, x->body_len, w->err)))
 				break;
@@ -678,11 +489,31 @@ void index_build_set_extra(build_extra_fn fn, void *ctx)
 	extra_ctx = ctx;
 }
 
-/* Runs the caller's extra writer (index_build_set_extra), if any. Returns its code. */
-static int write_extra(writer *w, const corpus *c, build_stats *stats)
+/* Starts the caller's extra writer (index_build_set_extra), if any, on the core the read-next
+ * thread has finished with by the time the full text is written. Returns 0 or an error code. */
+static int start_extra(writer *w, const corpus *c, build_stats *stats)
 {
 	(void)stats;
-	return extra_fn ? extra_fn(w->db, c, extra_ctx, w->err) : 0;
+	char path[8200];
+	snprintf(path, sizeof(path), "%s-sources", w->file);
+	return extra_fn ? build_extra_start(&w->extra, extra_fn, extra_ctx, c, path, w->err) : 0;
+}
+
+static int copy_tables(writer *w, const char *path, const char *const *appended,
+		       const char *const *replaced);
+
+/* Waits for the extra writer and copies its tables' rows in. Returns 0 or its error code. */
+static int write_extra(writer *w, const corpus *c, build_stats *stats)
+{
+	(void)c;
+	(void)stats;
+	const char *rows = NULL;
+	int rc = w->extra ? build_extra_finish(w->extra, &rows, w->err) : 0;
+	if (!rc && rows)
+		rc = copy_tables(w, rows, atlas_sources_tables, NULL);
+	build_extra_free(w->extra);
+	w->extra = NULL;
+	return rc;
 }
 
 static int write_meta(writer *w, const corpus *c, build_stats *stats)
@@ -784,46 +615,42 @@ static int check_signals(writer *w, const corpus *c, build_stats *stats)
 	return rc ? rc : check_tables(w, true);
 }
 
-/* Copies table name whole from the attached signals' file into the index, emptied first when
- * replace is set. Returns 0 or an error code with w->err set, naming the table. */
-static int copy_table(writer *w, const char *name, bool replace)
+/* Copies the rows of the tables appended whole from the file at path into the index's, and the
+ * tables replaced over the index's own (emptied first). The same tables on both sides, so SQLite
+ * copies the rows as they are stored, in key order. ATTACH is refused inside a transaction: the
+ * build's is committed around it, which with the journal off only writes out what is pending.
+ * Returns 0 or an error code with w->err set, naming the table. */
+static int copy_tables(writer *w, const char *path, const char *const *appended,
+		       const char *const *replaced)
 {
-	char sql[200], what[80];
-	snprintf(sql, sizeof(sql), "INSERT INTO main.%s SELECT * FROM signals.%s", name, name);
-	snprintf(what, sizeof(what), "copy %s", name);
-	if (replace) {
-		char del[80];
-		snprintf(del, sizeof(del), "DELETE FROM main.%s", name);
-		if (sqlite3_exec(w->db, del, NULL, NULL, NULL) != SQLITE_OK)
-			return sql_fail(w, what);
+	char *attach = sqlite3_mprintf("COMMIT; ATTACH %Q AS side; BEGIN", path);
+	int rc = attach ? exec(w, attach) : atlas_error_set(w->err, ATLAS_ENOMEM, "out of memory");
+	sqlite3_free(attach);
+	for (int pass = 0; pass < 2; pass++) {
+		const char *const *names = pass ? replaced : appended;
+		for (int i = 0; !rc && names && names[i]; i++) {
+			char sql[240], what[80];
+			snprintf(sql, sizeof(sql), "%s%s%sINSERT INTO main.%s SELECT * FROM side.%s",
+				 pass ? "DELETE FROM main." : "", pass ? names[i] : "", pass ? "; " : "",
+				 names[i], names[i]);
+			snprintf(what, sizeof(what), "copy %s", names[i]);
+			if (sqlite3_exec(w->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+				rc = sql_fail(w, what);
+		}
 	}
-	if (sqlite3_exec(w->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		return sql_fail(w, what);
-	return 0;
+	return rc ? rc : exec(w, "COMMIT; DETACH side; BEGIN");
 }
 
-/* Copies the signals' tables whole from the file their thread wrote (same tables, so SQLite copies
- * the rows as they are stored, in key order), and the fields and titles tables' shadow tables over
- * the empty tables' (this connection never reads those tables, so FTS5 holds nothing of them to go
- * stale).
- * ATTACH is refused inside a transaction: the build's is committed around it, which with the
- * journal off only writes out what is pending. */
+/* Copies the signals' tables whole from the file their thread wrote, and the fields and titles
+ * tables' shadow tables over the empty tables' (this connection never reads those tables, so FTS5
+ * holds nothing of them to go stale). */
 static int write_signals(writer *w, const corpus *c, build_stats *stats)
 {
 	(void)c;
 	const char *rows = NULL;
 	int rc = signals_finish(w->signals, &rows, &stats->candidates, &stats->terms, w->err);
-	if (rc)
-		return rc;
-	char *attach = sqlite3_mprintf("COMMIT; ATTACH %Q AS signals; BEGIN", rows);
-	rc = attach ? exec(w, attach) : atlas_error_set(w->err, ATLAS_ENOMEM, "out of memory");
-	sqlite3_free(attach);
-	for (int i = 0; !rc && atlas_signals_tables[i]; i++)
-		rc = copy_table(w, atlas_signals_tables[i], false);
-	for (int i = 0; !rc && atlas_fields_shadow_tables[i]; i++)
-		rc = copy_table(w, atlas_fields_shadow_tables[i], true);
 	if (!rc)
-		rc = exec(w, "COMMIT; DETACH signals; BEGIN");
+		rc = copy_tables(w, rows, atlas_signals_tables, atlas_fields_shadow_tables);
 	signals_free(w->signals);
 	w->signals = NULL;
 	return rc;
@@ -953,6 +780,7 @@ int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_mem
 	} phases[] = {
 		{ "text dictionary", write_dictionaries },
 		{ "documents and full-text index", write_docs },
+		{ NULL, start_extra },
 		{ "taxonomy, guides and links", write_graph },
 		{ "synonyms", write_synonyms },
 		/* the work that needs no read-next rows, done before waiting for them */
@@ -968,13 +796,14 @@ int index_build(build_stats *stats, corpus *c, const char *out_path, int fts_mem
 	for (size_t i = 0; !rc && i < sizeof(phases) / sizeof(phases[0]); i++) {
 		double t0 = now_ms();
 		rc = phases[i].run(&w, c, stats);
-		if (stats->nphases < BUILD_MAX_PHASES) {
+		if (phases[i].name && stats->nphases < BUILD_MAX_PHASES) {
 			stats->phase_name[stats->nphases] = phases[i].name;
 			stats->phase_ms[stats->nphases++] = now_ms() - t0;
 		}
 	}
 out_close:
 	atlas_compressor_free(w.body_z);
+	build_extra_free(w.extra);
 	signals_free(w.signals);
 	w.signals = NULL;
 	if (w.db && sqlite3_close(w.db) != SQLITE_OK && !rc)

@@ -35,17 +35,26 @@
 /* key/value facts about the build: schema_version, build_id, built_at, corpus_digest, counts */
 #define ATLAS_SCHEMA_META_SQL "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
 
-/* page_sources: each page file as read (zstd), by its name under the corpus or site directory:
- * the last good version that atlas-index --keep-going keeps when the file has become invalid.
+/* zstd dictionaries of the compressed texts, by name (section_body: the sections' bodies;
+ * page_source: the page sources'); an empty dict: none (the texts compressed alone) */
+#define ATLAS_SCHEMA_DICTIONARIES_SQL "CREATE TABLE dictionaries(name TEXT PRIMARY KEY, dict BLOB NOT NULL);\n"
+
+/* page_sources: each page file as read, compressed (common/compress.h) against the dictionary
+ * page_source, by its name under the corpus or site directory: the last good version that
+ * atlas-index --keep-going keeps when the file has become invalid. An index without that
+ * dictionary's row holds each file as one plain zstd frame. A table with rowids: a row of a few
+ * KiB fits in a leaf of its b-tree, where a WITHOUT ROWID table's spills past 1 KiB to pages of its
+ * own.
  * kept_pages: the page files this index holds at their previous version (kept = 1) or left out
  * (kept = 0) because the corpus's were invalid, with the first error (atlas-index --keep-going) */
 #define ATLAS_SCHEMA_SOURCES_SQL                                                                   \
-	"CREATE TABLE page_sources(file TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;\n"     \
+	"CREATE TABLE page_sources(file TEXT PRIMARY KEY, data BLOB NOT NULL);\n"                   \
 	"CREATE TABLE kept_pages(file TEXT PRIMARY KEY, kept INTEGER NOT NULL, error TEXT NOT NULL)" \
 	" WITHOUT ROWID;\n"
 
 const char atlas_schema_sql[] =
 	ATLAS_SCHEMA_META_SQL
+	ATLAS_SCHEMA_DICTIONARIES_SQL
 	ATLAS_SCHEMA_SOURCES_SQL
 	/* one row per page; type is explainer|guide|topic|page; topics is a JSON array of paths; a
 	 * page's URL is meta's site_url followed by its path */
@@ -64,8 +73,6 @@ const char atlas_schema_sql[] =
 	"CREATE TABLE sections(id INTEGER PRIMARY KEY, doc_id INTEGER NOT NULL, ord INTEGER NOT NULL,"
 	" level INTEGER NOT NULL, heading TEXT NOT NULL, anchor TEXT NOT NULL, body BLOB NOT NULL,"
 	" heading_tokens INTEGER NOT NULL, lead_tokens INTEGER NOT NULL, body_tokens INTEGER NOT NULL);\n"
-	/* zstd dictionaries of the compressed texts, by name; a name without a row: no dictionary */
-	"CREATE TABLE dictionaries(name TEXT PRIMARY KEY, dict BLOB NOT NULL);\n"
 	/* ranking index over whole pages; contentless, since the text lives in sections; defs: the
 	 * names the page defines, one a line */
 	"CREATE VIRTUAL TABLE fts USING fts5(title, keywords, headings, description, body, defs,"
@@ -103,7 +110,7 @@ const char atlas_schema_fields_sql[] = ATLAS_SCHEMA_FIELDS_SQL;
 
 /* The page sources' tables and meta, also created alone in the file the page sources are written
  * to beside the index, from which their rows are copied. */
-const char atlas_schema_sources_sql[] = ATLAS_SCHEMA_META_SQL ATLAS_SCHEMA_SOURCES_SQL;
+const char atlas_schema_sources_sql[] = ATLAS_SCHEMA_META_SQL ATLAS_SCHEMA_DICTIONARIES_SQL ATLAS_SCHEMA_SOURCES_SQL;
 
 const char *const atlas_page_type_names[ATLAS_TYPE_COUNT] = { ATLAS_TYPE_NAME_EXPLAINER, ATLAS_TYPE_NAME_GUIDE,
 								 ATLAS_TYPE_NAME_TOPIC, ATLAS_TYPE_NAME_PAGE };
@@ -116,7 +123,8 @@ const char *const atlas_meta_pages_of_type[ATLAS_TYPE_COUNT] = {
 const char *const atlas_signals_tables[] = { "next_candidates", "similar_terms", "next_fit", "vocab", "stems",
 					     NULL };
 
-const char *const atlas_sources_tables[] = { "page_sources", "kept_pages", ATLAS_META_TABLE, NULL };
+const char *const atlas_sources_tables[] = { "page_sources", "kept_pages", "dictionaries", ATLAS_META_TABLE,
+					     NULL };
 
 const char *const atlas_fields_shadow_tables[] = { "fields_data",   "fields_idx",    "fields_docsize",
 						   "fields_config", "titles_data",   "titles_idx",

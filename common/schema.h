@@ -30,8 +30,9 @@ extern const char atlas_schema_signals_sql[];
  * (they need the "atlas" tokenizer): they are indexed in the signals' file too, then copied. */
 extern const char atlas_schema_fields_sql[];
 
-/* The SQL that creates the page sources' tables (page_sources, kept_pages) and meta alone, the
- * same as in atlas_schema_sql: the page sources are written to a file of their own, then copied. */
+/* The SQL that creates the page sources' tables (page_sources, kept_pages, and dictionaries for
+ * theirs) and meta alone, the same as in atlas_schema_sql: the page sources are written to a file
+ * of their own, then copied. */
 extern const char atlas_schema_sources_sql[];
 
 /* The type of a page, docs.type's name for it in atlas_page_type_names. In the order of the

@@ -16,6 +16,7 @@
 #include <zstd.h>
 
 #include "build.h"
+#include "compress.h"
 #include "schema.h"
 #include "site.h"
 
@@ -71,17 +72,43 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* Decompresses src[0..n), stored against the dictionary dict[0..dn) (common/compress.h), into a
+ * malloc'd copy (*len bytes). Returns it, or NULL when out of memory or src is malformed. */
+static char *unpack_source(const void *dict, size_t dn, const void *src, size_t n, size_t *len)
+{
+	atlas_decompressor *z = NULL;
+	atlas_error err = { 0, "" };
+	strbuf out = STRBUF_INIT;
+	char *r = NULL;
+	if (atlas_decompressor_new(&z, dict, dn, &err) == 0 && atlas_decompress(z, &out, src, n, &err) == 0 &&
+	    out.len <= SOURCE_MAX) {
+		*len = out.len;
+		r = strbuf_detach(&out);
+	}
+	strbuf_free(&out);
+	atlas_decompressor_free(z);
+	return r;
+}
+
 /* Returns the previous version of rel from the index at out_path (a malloc'd copy, *len bytes),
  * or NULL when the index, its table or the file is not there. */
 static char *previous_source(const char *out_path, const char *rel, size_t *len)
 {
 	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st = NULL, *dict = NULL;
 	char *out = NULL;
 	if (sqlite3_open_v2(out_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
 	    sqlite3_prepare_v2(db, "SELECT data FROM page_sources WHERE file = ?", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, rel, -1, SQLITE_STATIC);
-		if (sqlite3_step(st) == SQLITE_ROW) {
+		bool packed = sqlite3_prepare_v2(db, "SELECT dict FROM dictionaries WHERE name = 'page_source'", -1,
+						 &dict, NULL) == SQLITE_OK &&
+			      sqlite3_step(dict) == SQLITE_ROW;
+		bool found = sqlite3_step(st) == SQLITE_ROW;
+		if (found && packed) {
+			out = unpack_source(sqlite3_column_blob(dict, 0), (size_t)sqlite3_column_bytes(dict, 0),
+					    sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), len);
+		} else if (found) {
+			/* an index without the dictionary: each file one zstd frame */
 			const void *z = sqlite3_column_blob(st, 0);
 			size_t zn = (size_t)sqlite3_column_bytes(st, 0);
 			unsigned long long n = z ? ZSTD_getFrameContentSize(z, zn) : ZSTD_CONTENTSIZE_ERROR;
@@ -95,6 +122,7 @@ static char *previous_source(const char *out_path, const char *rel, size_t *len)
 			}
 		}
 	}
+	sqlite3_finalize(dict);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return out;
@@ -344,37 +372,83 @@ int keep_load(corpus *c, const keep_source *src, bool keep_going, const char *ou
 	return ATLAS_EINVAL;
 }
 
-/* The extra writer of index_build: page sources, kept_pages and meta kept_pages. */
+/* The page files kept in the index: those of c's pages under dir with a page file's name. Returns
+ * the name of page i under dir, or NULL when it is not kept. */
+static const char *kept_source(const corpus *c, int i, const char *dir)
+{
+	const char *rel = c->pages[i].file ? rel_of(c->pages[i].file, dir) : NULL;
+	return rel && page_file_name(rel) ? rel : NULL;
+}
+
+#define SOURCE_SAMPLE_BYTES (2 << 20) /* of page files the page sources' dictionary is trained on */
+
+/* Makes *z, a compressor whose dictionary is trained on every stride-th kept page file, for about
+ * SOURCE_SAMPLE_BYTES in all, and stores the dictionary (empty when none) as page_source. Returns
+ * 0 or an ATLAS_E* code with err set. */
+static int train_sources(sqlite3 *db, const corpus *c, const char *dir, atlas_compressor **z,
+			 atlas_error *err)
+{
+	size_t stride = c->bytes > SOURCE_SAMPLE_BYTES ? c->bytes / SOURCE_SAMPLE_BYTES + 1 : 1;
+	size_t cap = (size_t)c->npages / stride + 1, n = 0;
+	size_t *sizes = malloc(cap * sizeof(*sizes));
+	strbuf samples = STRBUF_INIT;
+	int rc = sizes ? 0 : atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+	for (int i = 0; !rc && i < c->npages && n < cap; i += (int)stride) {
+		size_t len = 0;
+		char *data = kept_source(c, i, dir) ? slurp(c->pages[i].file, &len) : NULL;
+		if (data && !strbuf_append(&samples, data, len))
+			sizes[n++] = len;
+		free(data);
+	}
+	if (!rc && samples.oom)
+		rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+	if (!rc)
+		rc = atlas_compressor_new(z, samples.buf, sizes, n, err);
+	sqlite3_stmt *st = NULL;
+	size_t dn = 0;
+	const void *dict = rc ? NULL : atlas_compressor_dict(*z, &dn);
+	if (!rc && sqlite3_prepare_v2(db, "INSERT INTO dictionaries VALUES('page_source', ?)", -1, &st, NULL)) {
+		rc = atlas_error_set(err, ATLAS_ESQL, "page sources: %s", sqlite3_errmsg(db));
+	} else if (!rc) {
+		sqlite3_bind_blob(st, 1, dict ? dict : "", (int)dn, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			rc = atlas_error_set(err, ATLAS_ESQL, "page sources: %s", sqlite3_errmsg(db));
+	}
+	sqlite3_finalize(st);
+	strbuf_free(&samples);
+	free(sizes);
+	return rc;
+}
+
+/* The extra writer of index_build: the page sources (compressed against a dictionary trained on
+ * them), kept_pages and meta kept_pages. */
 static int write_sources(sqlite3 *db, const corpus *c, void *ctx, atlas_error *err)
 {
 	keep_state *k = ctx;
 	sqlite3_stmt *ins = NULL, *kept = NULL, *meta = NULL;
-	int rc = 0;
-	if (sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO page_sources VALUES(?, ?)", -1, &ins, NULL) ||
-	    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO kept_pages VALUES(?, ?, ?)", -1, &kept, NULL) ||
-	    sqlite3_prepare_v2(db, "INSERT INTO meta VALUES(?, ?)", -1, &meta, NULL))
-		rc = atlas_error_set(err, ATLAS_ESQL, "page sources: %s", sqlite3_errmsg(db));
+	atlas_compressor *z = NULL;
+	strbuf packed = STRBUF_INIT;
 	const char *dir = k->shadow ? k->shadow : c->dir;
+	int rc = train_sources(db, c, dir, &z, err);
+	if (!rc && (sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO page_sources VALUES(?, ?)", -1, &ins, NULL) ||
+		    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO kept_pages VALUES(?, ?, ?)", -1, &kept, NULL) ||
+		    sqlite3_prepare_v2(db, "INSERT INTO meta VALUES(?, ?)", -1, &meta, NULL)))
+		rc = atlas_error_set(err, ATLAS_ESQL, "page sources: %s", sqlite3_errmsg(db));
 	for (int i = 0; !rc && i < c->npages; i++) {
-		const char *rel = c->pages[i].file ? rel_of(c->pages[i].file, dir) : NULL;
-		if (!rel || !page_file_name(rel))
+		const char *rel = kept_source(c, i, dir);
+		if (!rel)
 			continue;
 		size_t n = 0;
 		char *data = slurp(c->pages[i].file, &n);
-		size_t zcap = ZSTD_compressBound(n);
-		char *z = data ? malloc(zcap) : NULL;
-		size_t zn = z ? ZSTD_compress(z, zcap, data, n, 3) : 0;
-		if (!z || ZSTD_isError(zn)) {
-			rc = atlas_error_set(err, ATLAS_EIO, "%s: cannot read or compress for the index",
-					     c->pages[i].file);
-		} else {
+		if (!data)
+			rc = atlas_error_set(err, ATLAS_EIO, "%s: cannot read for the index", c->pages[i].file);
+		else if (!(rc = atlas_compress(z, &packed, data, n, err))) {
 			sqlite3_bind_text(ins, 1, rel, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_blob(ins, 2, z, (int)zn, SQLITE_TRANSIENT);
+			sqlite3_bind_blob(ins, 2, packed.buf ? packed.buf : "", (int)packed.len, SQLITE_STATIC);
 			if (sqlite3_step(ins) != SQLITE_DONE)
 				rc = atlas_error_set(err, ATLAS_ESQL, "page sources: %s", sqlite3_errmsg(db));
 			sqlite3_reset(ins);
 		}
-		free(z);
 		free(data);
 	}
 	for (int i = 0; !rc && i < k->n; i++) {
@@ -396,6 +470,8 @@ static int write_sources(sqlite3 *db, const corpus *c, void *ctx, atlas_error *e
 	sqlite3_finalize(ins);
 	sqlite3_finalize(kept);
 	sqlite3_finalize(meta);
+	atlas_compressor_free(z);
+	strbuf_free(&packed);
 	return rc;
 }
 

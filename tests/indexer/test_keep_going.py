@@ -7,7 +7,9 @@
 2. Exit codes: 3 built with pages set apart; 1 without --keep-going (the index untouched) and
    with --keep-going when the error is outside page files (the sitemap); 2 usage; 0 once fixed,
    with no kept pages recorded.
-3. atlas-serve on the index built with pages set apart: /healthz "degraded" with kept_pages,
+3. An index written before the page sources had a dictionary (each file one plain zstd frame, no
+   page_source row) still gives a broken page its previous version.
+4. atlas-serve on the index built with pages set apart: /healthz "degraded" with kept_pages,
    /metrics atlas_index_kept_pages; a failed reindex written to the status file beside the index
    shows as last_reindex_error and atlas_reindex_failed 1 at the next request, a successful one
    clears it.
@@ -65,7 +67,46 @@ def metric(srv, name):
     return None
 
 
+def break_page(corpus):
+    """Makes explainers/cache-stampede.md invalid (a bad lastmod) with a new word in its text."""
+    page = os.path.join(corpus, 'explainers', 'cache-stampede.md')
+    text = open(page).read()
+    broken = re.sub(r'"lastmod": "[0-9-]+"', '"lastmod": "2026-13-45"', text)
+    broken = broken.replace('\n## ', '\nThe quokkaword appears now.\n\n## ', 1)
+    check(broken != text and 'quokkaword' in broken, 'the page was broken')
+    open(page, 'w').write(broken)
+
+
+def legacy_sources():
+    """The page sources as an index before their dictionary held them: zstd frames of the files."""
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = os.path.join(tmp, 'corpus')
+        shutil.copytree(MINI, corpus)
+        db = os.path.join(tmp, 'atlas.db')
+        rc, err = build(corpus, db)
+        check(rc == 0, 'legacy: first build exits 0: %d %s' % (rc, err))
+        con = sqlite3.connect(db)
+        check(con.execute("SELECT count(*) FROM dictionaries WHERE name = 'page_source'").fetchone()[0] == 1,
+              'legacy: the index has the page sources\' dictionary')
+        files = [r[0] for r in con.execute('SELECT file FROM page_sources')]
+        for f in files:
+            z = subprocess.run(['zstd', '-3', '-q', '-c', os.path.join(corpus, f)], capture_output=True,
+                               check=True).stdout
+            con.execute('UPDATE page_sources SET data = ? WHERE file = ?', (z, f))
+        con.execute("DELETE FROM dictionaries WHERE name = 'page_source'")
+        con.commit()
+        con.close()
+        check(len(files) > 5, 'legacy: page sources rewritten: %d' % len(files))
+        break_page(corpus)
+        rc, err = build(corpus, db, '--keep-going')
+        check(rc == 3 and 'explainers/cache-stampede.md: kept at its previous version' in err,
+              'legacy: kept at its previous version: %d %s' % (rc, err))
+        check(paths_for(db, 'stampede')[:1] == ['/cache-stampede'], 'legacy: the old text is still found')
+        check(paths_for(db, 'quokkaword') == [], 'legacy: the broken version is not in the index')
+
+
 def main():
+    legacy_sources()
     with tempfile.TemporaryDirectory() as tmp:
         corpus = os.path.join(tmp, 'corpus')
         shutil.copytree(MINI, corpus)
@@ -75,10 +116,7 @@ def main():
         check(paths_for(db, 'stampede')[:1] == ['/cache-stampede'], 'the page is found before')
         page = os.path.join(corpus, 'explainers', 'cache-stampede.md')
         text = open(page).read()
-        broken = re.sub(r'"lastmod": "[0-9-]+"', '"lastmod": "2026-13-45"', text)
-        broken = broken.replace('\n## ', '\nThe quokkaword appears now.\n\n## ', 1)
-        check(broken != text and 'quokkaword' in broken, 'the page was broken')
-        open(page, 'w').write(broken)
+        break_page(corpus)
         new = os.path.join(corpus, 'explainers', 'brand-new.md')
         open(new, 'w').write('{\n  "title": "Brand new",\n  "description": oops\n}\n\nBody.\n')
         id_before = meta(db, 'build_id')

@@ -39,16 +39,18 @@
  * page_source: the page sources'); an empty dict: none (the texts compressed alone) */
 #define ATLAS_SCHEMA_DICTIONARIES_SQL "CREATE TABLE dictionaries(name TEXT PRIMARY KEY, dict BLOB NOT NULL);\n"
 
-/* page_sources: each page file as read, compressed (common/compress.h) against the dictionary
- * page_source, by its name under the corpus or site directory: the last good version that
- * atlas-index --keep-going keeps when the file has become invalid. An index without that
- * dictionary's row holds each file as one plain zstd frame. A table with rowids: a row of a few
- * KiB fits in a leaf of its b-tree, where a WITHOUT ROWID table's spills past 1 KiB to pages of its
- * own.
+/* page_sources: each page file as read, by its name under the corpus or site directory: the last
+ * good version that atlas-index --keep-going keeps when the file has become invalid; its bytes are
+ * [at, at + len) of source block block. source_blocks: the files one after another, in blocks of
+ * about 256 KiB compressed whole (common/compress.h) against the dictionary page_source: a file's
+ * row alone, a few KiB, would fill a page of the b-tree by half. (An index of an earlier build
+ * holds page_sources(file, data) instead, each file one zstd frame.)
  * kept_pages: the page files this index holds at their previous version (kept = 1) or left out
  * (kept = 0) because the corpus's were invalid, with the first error (atlas-index --keep-going) */
 #define ATLAS_SCHEMA_SOURCES_SQL                                                                   \
-	"CREATE TABLE page_sources(file TEXT PRIMARY KEY, data BLOB NOT NULL);\n"                   \
+	"CREATE TABLE page_sources(file TEXT PRIMARY KEY, block INTEGER NOT NULL, at INTEGER NOT NULL," \
+	" len INTEGER NOT NULL) WITHOUT ROWID;\n"                                                    \
+	"CREATE TABLE source_blocks(id INTEGER PRIMARY KEY, data BLOB NOT NULL);\n"                 \
 	"CREATE TABLE kept_pages(file TEXT PRIMARY KEY, kept INTEGER NOT NULL, error TEXT NOT NULL)" \
 	" WITHOUT ROWID;\n"
 
@@ -123,8 +125,8 @@ const char *const atlas_meta_pages_of_type[ATLAS_TYPE_COUNT] = {
 const char *const atlas_signals_tables[] = { "next_candidates", "similar_terms", "next_fit", "vocab", "stems",
 					     NULL };
 
-const char *const atlas_sources_tables[] = { "page_sources", "kept_pages", "dictionaries", ATLAS_META_TABLE,
-					     NULL };
+const char *const atlas_sources_tables[] = { "page_sources", "source_blocks", "kept_pages", "dictionaries",
+					     ATLAS_META_TABLE, NULL };
 
 const char *const atlas_fields_shadow_tables[] = { "fields_data",   "fields_idx",    "fields_docsize",
 						   "fields_config", "titles_data",   "titles_idx",

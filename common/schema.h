@@ -30,8 +30,8 @@ extern const char atlas_schema_signals_sql[];
  * (they need the "atlas" tokenizer): they are indexed in the signals' file too, then copied. */
 extern const char atlas_schema_fields_sql[];
 
-/* The SQL that creates the page sources' tables (page_sources, kept_pages, and dictionaries for
- * theirs) and meta alone, the same as in atlas_schema_sql: the page sources are written to a file
+/* The SQL that creates the page sources' tables (page_sources, source_blocks, kept_pages, and
+ * dictionaries for theirs) and meta alone, the same as in atlas_schema_sql: the page sources are written to a file
  * of their own, then copied. */
 extern const char atlas_schema_sources_sql[];
 

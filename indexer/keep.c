@@ -72,43 +72,33 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* Decompresses src[0..n), stored against the dictionary dict[0..dn) (common/compress.h), into a
- * malloc'd copy (*len bytes). Returns it, or NULL when out of memory or src is malformed. */
-static char *unpack_source(const void *dict, size_t dn, const void *src, size_t n, size_t *len)
+/* Returns bytes [at, at + len) of the block src[0..n), compressed against the dictionary
+ * dict[0..dn) (common/compress.h), as a malloc'd copy, or NULL when out of memory or the block is
+ * malformed or too short. */
+static char *unpack_source(const void *dict, size_t dn, const void *src, size_t n, long long at, long long len)
 {
 	atlas_decompressor *z = NULL;
 	atlas_error err = { 0, "" };
 	strbuf out = STRBUF_INIT;
 	char *r = NULL;
-	if (atlas_decompressor_new(&z, dict, dn, &err) == 0 && atlas_decompress(z, &out, src, n, &err) == 0 &&
-	    out.len <= SOURCE_MAX) {
-		*len = out.len;
-		r = strbuf_detach(&out);
-	}
+	if (at >= 0 && len >= 0 && len <= SOURCE_MAX && atlas_decompressor_new(&z, dict, dn, &err) == 0 &&
+	    atlas_decompress(z, &out, src, n, &err) == 0 && (size_t)(at + len) <= out.len &&
+	    (r = malloc(len ? (size_t)len : 1)))
+		memcpy(r, out.buf + at, (size_t)len);
 	strbuf_free(&out);
 	atlas_decompressor_free(z);
 	return r;
 }
 
-/* Returns the previous version of rel from the index at out_path (a malloc'd copy, *len bytes),
- * or NULL when the index, its table or the file is not there. */
-static char *previous_source(const char *out_path, const char *rel, size_t *len)
+/* Returns rel's file from an index of an earlier build, which holds each file as one zstd frame
+ * (page_sources(file, data)), as a malloc'd copy (*len bytes), or NULL. */
+static char *earlier_source(sqlite3 *db, const char *rel, size_t *len)
 {
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL, *dict = NULL;
+	sqlite3_stmt *st = NULL;
 	char *out = NULL;
-	if (sqlite3_open_v2(out_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, "SELECT data FROM page_sources WHERE file = ?", -1, &st, NULL) == SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, "SELECT data FROM page_sources WHERE file = ?", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, rel, -1, SQLITE_STATIC);
-		bool packed = sqlite3_prepare_v2(db, "SELECT dict FROM dictionaries WHERE name = 'page_source'", -1,
-						 &dict, NULL) == SQLITE_OK &&
-			      sqlite3_step(dict) == SQLITE_ROW;
-		bool found = sqlite3_step(st) == SQLITE_ROW;
-		if (found && packed) {
-			out = unpack_source(sqlite3_column_blob(dict, 0), (size_t)sqlite3_column_bytes(dict, 0),
-					    sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), len);
-		} else if (found) {
-			/* an index without the dictionary: each file one zstd frame */
+		if (sqlite3_step(st) == SQLITE_ROW) {
 			const void *z = sqlite3_column_blob(st, 0);
 			size_t zn = (size_t)sqlite3_column_bytes(st, 0);
 			unsigned long long n = z ? ZSTD_getFrameContentSize(z, zn) : ZSTD_CONTENTSIZE_ERROR;
@@ -120,6 +110,36 @@ static char *previous_source(const char *out_path, const char *rel, size_t *len)
 				}
 				*len = (size_t)n;
 			}
+		}
+	}
+	sqlite3_finalize(st);
+	return out;
+}
+
+/* Returns the previous version of rel from the index at out_path (a malloc'd copy, *len bytes),
+ * or NULL when the index, its tables or the file is not there. */
+static char *previous_source(const char *out_path, const char *rel, size_t *len)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL, *dict = NULL;
+	char *out = NULL;
+	if (sqlite3_open_v2(out_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		sqlite3_close(db);
+		return NULL;
+	}
+	if (sqlite3_prepare_v2(db, "SELECT b.data, s.at, s.len FROM page_sources s JOIN source_blocks b"
+				   " ON b.id = s.block WHERE s.file = ?", -1, &st, NULL) != SQLITE_OK) {
+		out = earlier_source(db, rel, len);
+	} else {
+		sqlite3_bind_text(st, 1, rel, -1, SQLITE_STATIC);
+		bool have_dict = sqlite3_prepare_v2(db, "SELECT dict FROM dictionaries WHERE name = 'page_source'",
+						    -1, &dict, NULL) == SQLITE_OK && sqlite3_step(dict) == SQLITE_ROW;
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			long long at = sqlite3_column_int64(st, 1), n = sqlite3_column_int64(st, 2);
+			out = unpack_source(have_dict ? sqlite3_column_blob(dict, 0) : NULL,
+					    have_dict ? (size_t)sqlite3_column_bytes(dict, 0) : 0,
+					    sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), at, n);
+			*len = (size_t)n;
 		}
 	}
 	sqlite3_finalize(dict);
@@ -420,37 +440,68 @@ static int train_sources(sqlite3 *db, const corpus *c, const char *dir, atlas_co
 	return rc;
 }
 
-/* The extra writer of index_build: the page sources (compressed against a dictionary trained on
- * them), kept_pages and meta kept_pages. */
+#define SOURCE_BLOCK (256 << 10) /* bytes of files a source block holds before it is closed */
+
+/* Compresses the files gathered in raw as source block id and empties raw. Returns 0 or an ATLAS_E*
+ * code with err set. */
+static int put_block(sqlite3 *db, sqlite3_stmt *ins, atlas_compressor *z, int id, strbuf *raw,
+		     strbuf *packed, atlas_error *err)
+{
+	if (!raw->len)
+		return 0;
+	int rc = atlas_compress(z, packed, raw->buf, raw->len, err);
+	if (!rc) {
+		sqlite3_bind_int(ins, 1, id);
+		sqlite3_bind_blob(ins, 2, packed->buf ? packed->buf : "", (int)packed->len, SQLITE_STATIC);
+		if (sqlite3_step(ins) != SQLITE_DONE)
+			rc = atlas_error_set(err, ATLAS_ESQL, "page sources: %s", sqlite3_errmsg(db));
+		sqlite3_reset(ins);
+	}
+	strbuf_reset(raw);
+	return rc;
+}
+
+/* The extra writer of index_build: the page sources (in blocks compressed against a dictionary
+ * trained on them), kept_pages and meta kept_pages. */
 static int write_sources(sqlite3 *db, const corpus *c, void *ctx, atlas_error *err)
 {
 	keep_state *k = ctx;
-	sqlite3_stmt *ins = NULL, *kept = NULL, *meta = NULL;
+	sqlite3_stmt *ins = NULL, *blk = NULL, *kept = NULL, *meta = NULL;
 	atlas_compressor *z = NULL;
-	strbuf packed = STRBUF_INIT;
+	strbuf raw = STRBUF_INIT, packed = STRBUF_INIT;
 	const char *dir = k->shadow ? k->shadow : c->dir;
 	int rc = train_sources(db, c, dir, &z, err);
-	if (!rc && (sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO page_sources VALUES(?, ?)", -1, &ins, NULL) ||
+	if (!rc && (sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO page_sources VALUES(?, ?, ?, ?)", -1, &ins, NULL) ||
+		    sqlite3_prepare_v2(db, "INSERT INTO source_blocks VALUES(?, ?)", -1, &blk, NULL) ||
 		    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO kept_pages VALUES(?, ?, ?)", -1, &kept, NULL) ||
 		    sqlite3_prepare_v2(db, "INSERT INTO meta VALUES(?, ?)", -1, &meta, NULL)))
 		rc = atlas_error_set(err, ATLAS_ESQL, "page sources: %s", sqlite3_errmsg(db));
+	int block = 1;
 	for (int i = 0; !rc && i < c->npages; i++) {
 		const char *rel = kept_source(c, i, dir);
 		if (!rel)
 			continue;
 		size_t n = 0;
 		char *data = slurp(c->pages[i].file, &n);
-		if (!data)
+		if (!data) {
 			rc = atlas_error_set(err, ATLAS_EIO, "%s: cannot read for the index", c->pages[i].file);
-		else if (!(rc = atlas_compress(z, &packed, data, n, err))) {
-			sqlite3_bind_text(ins, 1, rel, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_blob(ins, 2, packed.buf ? packed.buf : "", (int)packed.len, SQLITE_STATIC);
-			if (sqlite3_step(ins) != SQLITE_DONE)
-				rc = atlas_error_set(err, ATLAS_ESQL, "page sources: %s", sqlite3_errmsg(db));
-			sqlite3_reset(ins);
+			break;
 		}
+		sqlite3_bind_text(ins, 1, rel, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(ins, 2, block);
+		sqlite3_bind_int64(ins, 3, (sqlite3_int64)raw.len);
+		sqlite3_bind_int64(ins, 4, (sqlite3_int64)n);
+		if (strbuf_append(&raw, data, n))
+			rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+		else if (sqlite3_step(ins) != SQLITE_DONE)
+			rc = atlas_error_set(err, ATLAS_ESQL, "page sources: %s", sqlite3_errmsg(db));
+		sqlite3_reset(ins);
 		free(data);
+		if (!rc && raw.len >= SOURCE_BLOCK)
+			rc = put_block(db, blk, z, block++, &raw, &packed, err);
 	}
+	if (!rc)
+		rc = put_block(db, blk, z, block, &raw, &packed, err);
 	for (int i = 0; !rc && i < k->n; i++) {
 		sqlite3_bind_text(kept, 1, k->files[i].rel, -1, SQLITE_STATIC);
 		sqlite3_bind_int(kept, 2, k->files[i].kept);
@@ -468,9 +519,11 @@ static int write_sources(sqlite3 *db, const corpus *c, void *ctx, atlas_error *e
 			rc = atlas_error_set(err, ATLAS_ESQL, "kept pages: %s", sqlite3_errmsg(db));
 	}
 	sqlite3_finalize(ins);
+	sqlite3_finalize(blk);
 	sqlite3_finalize(kept);
 	sqlite3_finalize(meta);
 	atlas_compressor_free(z);
+	strbuf_free(&raw);
 	strbuf_free(&packed);
 	return rc;
 }

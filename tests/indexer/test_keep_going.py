@@ -77,14 +77,20 @@ def break_page(corpus):
     open(page, 'w').write(broken)
 
 
+def first_build(tmp, label):
+    """Copies the mini corpus into tmp and builds it. Returns the corpus folder and the index."""
+    corpus = os.path.join(tmp, 'corpus')
+    shutil.copytree(MINI, corpus)
+    db = os.path.join(tmp, 'atlas.db')
+    rc, err = build(corpus, db)
+    check(rc == 0, '%sfirst build exits 0: %d %s' % (label, rc, err))
+    return corpus, db
+
+
 def legacy_sources():
     """The page sources as an index of an earlier build held them: a zstd frame of each file."""
     with tempfile.TemporaryDirectory() as tmp:
-        corpus = os.path.join(tmp, 'corpus')
-        shutil.copytree(MINI, corpus)
-        db = os.path.join(tmp, 'atlas.db')
-        rc, err = build(corpus, db)
-        check(rc == 0, 'legacy: first build exits 0: %d %s' % (rc, err))
+        corpus, db = first_build(tmp, 'legacy: ')
         con = sqlite3.connect(db)
         check(con.execute('SELECT count(*) FROM source_blocks').fetchone()[0] >= 1, 'legacy: the index has blocks')
         files = [r[0] for r in con.execute('SELECT file FROM page_sources')]
@@ -110,11 +116,7 @@ def legacy_sources():
 def main():
     legacy_sources()
     with tempfile.TemporaryDirectory() as tmp:
-        corpus = os.path.join(tmp, 'corpus')
-        shutil.copytree(MINI, corpus)
-        db = os.path.join(tmp, 'atlas.db')
-        rc, err = build(corpus, db)
-        check(rc == 0, 'first build exits 0: %d %s' % (rc, err))
+        corpus, db = first_build(tmp, '')
         check(paths_for(db, 'stampede')[:1] == ['/cache-stampede'], 'the page is found before')
         page = os.path.join(corpus, 'explainers', 'cache-stampede.md')
         text = open(page).read()

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Offline evaluation of "read next" on a built HTML site whose chapters are ordered routes (the
-PostgreSQL manual: each chapter's sections chained by rel=next), for the engine and the baselines.
+PostgreSQL manual, Sphinx's and MkDocs' manuals: each chapter's pages chained by rel=next), for the
+engine and the baselines. The site's pages may sit in folders; links are resolved as a browser does.
 
 1. Leave one chapter's route out: for each of --chapters routes (the guides atlas-index --site
    makes from rel=next chains, 4 steps or more, drawn with a fixed seed), the site is copied with
    that route's order removed from what Atlas sees (rel=next and rel=prev dropped from the
-   chapter's pages and from the pages linking into them, and the entries of every table of
-   contents listing the chapter's pages shuffled), and indexed again; for each step i, next(g_i, seen = g_1..g_i-1)
-   is asked with no guide given, and the rank of g_i+1 is found in the engine's 50 best.
-2. Held-out links: 15% of the links in the pages' text (not their navigation) are removed at
-   random (fixed seed) and the site indexed again; for each removed link, the rank of its target
+   chapter's pages, and from the other pages those that lead into the chapter, and the entries of
+   every table of contents listing the chapter's pages shuffled), and indexed again; for each step
+   i, next(g_i, seen = g_1..g_i-1) is asked with no guide given, and the rank of g_i+1 is found in
+   the engine's 50 best.
+2. Held-out links: 15% of the links in the pages' paragraphs (not their navigation, tables of
+   contents or headings) are removed at random (fixed seed) and the site indexed again; for each
+   removed link that the full index holds and the rebuilt one does not, the rank of its target
    among the suggestions from its source.
 
 Baselines on the same rebuilt indexes: those of evaluate_next.py (random, same-topic, text
@@ -23,6 +26,7 @@ Prints hit@1, hit@3, hit@5 and MRR per method; exits 77 (skipped) when DIR does 
 """
 import argparse
 import os
+import posixpath
 import random
 import re
 import shutil
@@ -39,7 +43,8 @@ from indexlib import next_rows  # noqa: E402
 METHODS = ["engine", "random", "same-topic", "text-similarity", "link-only", "hugo-tags",
            "url-order", "toc-order"]
 
-REL_RE = re.compile(r'<link\s+rel="(?:next|prev)"[^>]*>', re.I)
+REL_LINK_RE = re.compile(r'<link\s+rel="(?:next|prev)"[^>]*>', re.I)
+REL_A_RE = re.compile(r'<a\b[^>]*\srel="(?:next|prev)"[^>]*>', re.I)
 A_REL_RE = re.compile(r'\srel="(?:next|prev)"', re.I)
 
 
@@ -58,47 +63,92 @@ def routes(db_path):
     return out
 
 
-TAG_RE = re.compile(r'<(/?)(dl|dt|dd)\b[^>]*>', re.I)
-HREF_RE = re.compile(r'href="([^"#]*)')
+LIST_TAG_RE = re.compile(r'<(/?)(ul|ol|dl|li|dt)\b[^>]*>', re.I)
+LIST_RE = re.compile(r'<(?:ul|ol|dl)\b', re.I)
+HREF_RE = re.compile(r'href="([^"]*)"')
+EXTERNAL_RE = re.compile(r'(?:[a-z][a-z0-9+.-]*:|//|#)', re.I)
 
 
-def dl_items(html, at):
-    """The top-level entries (a dt and the dd after it) of the dl opening at html[at:], as (start,
-    end) spans, and where the dl's closing tag starts; (None, None) when it does not close."""
+def resolve(page, href):
+    """The site file (a path relative to the site's root) that href on page leads to, as a browser
+    resolves it ("../usage/", "x.html#frag", "/root.html"); None for another site, an anchor of the
+    page itself or a file that is not a page."""
+    href = href.split("#")[0].split("?")[0]
+    if not href or EXTERNAL_RE.match(href):
+        return None
+    base = "" if href.startswith("/") else posixpath.dirname(page)
+    path = posixpath.normpath(posixpath.join(base, href.lstrip("/")))
+    if href.endswith("/") or path == ".":
+        path = posixpath.join("" if path == "." else path, "index.html")
+    if path.startswith("..") or not path.endswith(".html"):
+        return None
+    return path
+
+
+def list_items(html, at):
+    """The top-level entries (an li, or a dt with its dd) of the list (ul, ol or dl) opening at
+    html[at:], as (start, end) spans, and where the list's closing tag starts; (None, None) when it
+    does not close."""
     depth, items, cur = 0, [], None
-    for t in TAG_RE.finditer(html, html.index('>', at) + 1):
+    for t in LIST_TAG_RE.finditer(html, html.index('>', at) + 1):
         closing, name = t.group(1) == '/', t.group(2).lower()
-        if name == 'dl':
+        if name in ('ul', 'ol', 'dl'):
             if closing and depth == 0:
                 if cur is not None:
                     items.append((cur, t.start()))
                 return items, t.start()
             depth += -1 if closing else 1
-        elif depth == 0 and not closing and name == 'dt':
+        elif depth == 0 and not closing:
             if cur is not None:
                 items.append((cur, t.start()))
             cur = t.start()
     return None, None
 
 
-def shuffle_lists(html, files, rng):
-    """html with the entries of every list (dl) of links whose entries lead to the pages of files
-    in a random order: the route's order removed from every table of contents."""
+def shuffle_lists(html, page, files, rng):
+    """html (of the site file page) with the entries of every list of links whose entries lead to
+    the pages of files in a random order: the route's order removed from every table of contents."""
     pos = 0
     while True:
-        m = re.compile(r'<dl\b', re.I).search(html, pos)
+        m = LIST_RE.search(html, pos)
         if not m:
             return html
         pos = m.end()
-        items, end = dl_items(html, m.start())
+        items, end = list_items(html, m.start())
         if not items or len(items) < 2:
             continue
         parts = [html[a:b] for a, b in items]
         heads = [HREF_RE.search(x) for x in parts]
-        if sum(1 for h in heads if h and h.group(1) in files) < max(2, len(parts) // 2):
+        if sum(1 for h in heads if h and resolve(page, h.group(1)) in files) < max(2, len(parts) // 2):
             continue
         rng.shuffle(parts)
         html = html[:items[0][0]] + ''.join(parts) + html[end:]
+
+
+def site_files(site):
+    """Every .html file under site, as paths relative to it, sorted."""
+    out = []
+    for d, _, names in os.walk(site):
+        out += [os.path.relpath(os.path.join(d, n), site) for n in names if n.endswith(".html")]
+    return sorted(out)
+
+
+def sources(db_path, site):
+    """{doc path: its file relative to site} of the index at db_path."""
+    db = sqlite3.connect(db_path)
+    root = os.path.realpath(site)
+    return {p: os.path.relpath(os.path.realpath(s), root) for p, s in db.execute("SELECT path, source FROM docs")
+            if s}
+
+
+def strip_order(html, page, files):
+    """html of the site file page without the rel=next and rel=prev that lead into files (all of
+    them when page is one of files): a link element loses the whole element, an anchor only its rel."""
+    def cut(m, keep):
+        h = HREF_RE.search(m.group(0))
+        return keep(m) if page in files or (h and resolve(page, h.group(1)) in files) else m.group(0)
+    html = REL_LINK_RE.sub(lambda m: cut(m, lambda _: ""), html)
+    return REL_A_RE.sub(lambda m: cut(m, lambda m: A_REL_RE.sub("", m.group(0))), html)
 
 
 def copy_site(src, dst):
@@ -177,6 +227,8 @@ def main():
         full = os.path.join(tmp, "full.db")
         build(a.indexer, a.site, full)
         all_routes = routes(full)
+        file_of = sources(full, a.site)
+        pages = site_files(a.site)
         rng = random.Random(a.seed)
         eligible = sorted(g for g, st in all_routes.items() if len(st) >= 4)
         chosen = sorted(rng.sample(eligible, min(a.chapters, len(eligible))))
@@ -189,19 +241,15 @@ def main():
             work = os.path.join(tmp, "lgo")
             shutil.rmtree(work, ignore_errors=True)
             copy_site(a.site, work)
-            files = {p.lstrip("/") for p in [g] + steps}
-            strip = lambda t: A_REL_RE.sub("", REL_RE.sub("", t))  # noqa: E731
+            files = {file_of[p] for p in [g] + steps}
             toc_rng = random.Random(f"{a.seed}/{g}")
-            for f in sorted(os.listdir(work)):
+            for f in pages:
                 fp = os.path.join(work, f)
-                if not f.endswith(".html") or not os.path.isfile(fp):
-                    continue
                 text = open(fp, encoding="utf-8", errors="surrogateescape").read()
-                # the chapter's pages, and the page whose next is the chapter, lose rel=next
-                # and rel=prev; every table of contents listing the chapter's pages, its order
-                if f in files or any(f'href="{x}"' in text for x in files):
-                    rewrite(fp, lambda t: shuffle_lists(strip(t) if f in files or 'rel="next"' in t
-                                                         else t, files, toc_rng))
+                # the chapter's pages lose rel=next and rel=prev, and the other pages those that
+                # lead into the chapter; every table of contents listing the chapter's pages, its order
+                if f in files or any(resolve(f, h) in files for h in HREF_RE.findall(text)):
+                    rewrite(fp, lambda t: shuffle_lists(strip_order(t, f, files), f, files, toc_rng))
             db = os.path.join(tmp, "lgo.db")
             build(a.indexer, work, db)
             base = SiteBaselines(db, a.seed)
@@ -215,34 +263,41 @@ def main():
                 for m in METHODS[1:]:
                     lgo[m].add(base.rank(m, src, set(seen) | {src}), target)
 
-        # 2. held-out links, from the text of the pages (outside their navigation header and footer)
+        # 2. held-out links: of the links in the pages' paragraphs, those that lead to another page
+        # (not a heading's own anchor, not rel=next or rel=prev)
         work = os.path.join(tmp, "links")
         copy_site(a.site, work)
         rng = random.Random(a.seed)
-        link_re = re.compile(r'<a\s+class="(?:xref|link)"\s+href="([a-z0-9\-_.]+\.html)(#[^"]*)?"[^>]*>(.*?)</a>',
-                             re.S)
+        para_re = re.compile(r'(<p\b[^>]*>)(.*?)(</p>)', re.S | re.I)
+        anchor_re = re.compile(r'<a\b([^>]*)>(.*?)</a>', re.S | re.I)
+        path_of = {f: p for p, f in file_of.items()}
         removed = []
-        for f in sorted(os.listdir(work)):
+        for f in pages:
             fp = os.path.join(work, f)
-            if not f.endswith(".html"):
-                continue
-            src = "/" + f
+            src = path_of.get(f)
 
             def drop(m):
-                if "/" + m.group(1) != src and rng.random() < 0.15:
-                    removed.append((src, "/" + m.group(1)))
-                    return m.group(3)
+                attrs = m.group(1)
+                h = HREF_RE.search(attrs)
+                dst = path_of.get(resolve(f, h.group(1))) if h else None
+                if (dst and dst != src and not re.search(r'\brel=|headerlink', attrs)
+                        and rng.random() < 0.15):
+                    removed.append((src, dst))
+                    return m.group(2)
                 return m.group(0)
-            rewrite(fp, lambda t: link_re.sub(drop, t))
+            if src:
+                rewrite(fp, lambda t: para_re.sub(
+                    lambda p: p.group(1) + anchor_re.sub(drop, p.group(2)) + p.group(3), t))
         db = os.path.join(tmp, "links.db")
         build(a.indexer, work, db)
         base = SiteBaselines(db, a.seed)
         held = {m: Score() for m in METHODS}
+        linked = lambda path: {(s, d) for s, d in sqlite3.connect(path).execute(  # noqa: E731
+            "SELECT a.path, b.path FROM links JOIN docs a ON a.id = links.src JOIN docs b ON b.id = links.dst")}
         ids = sqlite3.connect(db)
         docs = {p for (p,) in ids.execute("SELECT path FROM docs WHERE type IN ('explainer','guide','topic')")}
-        still = {(s, d) for s, d in ids.execute(
-            "SELECT a.path, b.path FROM links JOIN docs a ON a.id = links.src JOIN docs b ON b.id = links.dst")}
-        pairs = sorted({p for p in removed if p not in still and p[0] in docs and p[1] in docs})
+        before, still = linked(full), linked(db)
+        pairs = sorted({p for p in removed if p in before and p not in still and p[0] in docs and p[1] in docs})
         pairs = sorted(random.Random(a.seed).sample(pairs, min(len(pairs), 300)))
         for src, dst in pairs:
             held["engine"].add(engine_rank(a.query, db, src, []), dst)

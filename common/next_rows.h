@@ -26,6 +26,10 @@
 					   detail: "that page's doc id|position" */
 #define SIG_TOPIC_NEXT "topic_next"     /* the candidate is next to the source in a shared topic's
 					   order (priority, then path); detail as same_topic */
+#define SIG_NUMBER_NEXT "number_next"   /* the candidate's title is numbered after the source's
+					   (9.2 or 9.1.1 after 9.1, 9.1 after Chapter 9;
+					   indexer/numbering.c); detail: the source's number as
+					   its title writes it ("9.1", "Chapter 9") */
 
 enum {
 	NEXT_GUIDE_NEXT,
@@ -42,6 +46,7 @@ enum {
 	NEXT_GUIDE_AFTER,
 	NEXT_LIST_NEXT,
 	NEXT_TOPIC_NEXT,
+	NEXT_NUMBER_NEXT,
 	NEXT_NSIGNALS
 };
 

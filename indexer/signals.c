@@ -728,6 +728,8 @@ static void *compute_signals(void *arg)
 	if (!o->rc)
 		topic_signals(o, s->c, s->id_of);
 	if (!o->rc)
+		numbering_signals(o, s->c, s->id_of);
+	if (!o->rc)
 		text_signals(o, s->c, s->id_of, s->a, &s->ppr);
 	if (!o->rc)
 		ppr_signals(o, &s->ppr, s->id_of);

@@ -61,4 +61,8 @@ void ppr_start(ppr_job *j);
  * graph candidates of job on a thread of their own. On failure sets o->rc. */
 void text_signals(out_ctx *o, corpus *c, const int *id_of, atlas_analyzer *a, ppr_job *job);
 
+/* The numbering's candidates (numbering.c): from each page whose title begins with a section
+ * number to the pages numbered after it. On failure sets o->rc. */
+void numbering_signals(out_ctx *o, const corpus *c, const int *id_of);
+
 #endif

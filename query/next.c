@@ -46,13 +46,14 @@ typedef enum reason_kind {
 	R_SIMILAR,     /* "Similar: <shared terms>" */
 	R_GRAPH,
 	R_LIST,        /* "Next after this page in <page>" */
+	R_NUMBER,      /* "Next after <this page's number>" */
 } reason_kind;
 
 typedef struct reason {
 	reason_kind kind;
 	int step;           /* R_STEP */
 	const char *detail; /* R_STEP: the guide's title; R_TOPIC*: the topic path; R_SIMILAR: terms;
-			     * R_LIST: the listing page's title */
+			     * R_LIST: the listing page's title; R_NUMBER: this page's number */
 	double w;
 } reason;
 
@@ -109,6 +110,9 @@ static char *reason_text(const atlas_engine *e, const reason *r)
 	case R_GRAPH: return strdup("Near this page in the links");
 	case R_LIST:
 		snprintf(buf, sizeof(buf), "Next after this page in %s", r->detail);
+		break;
+	case R_NUMBER:
+		snprintf(buf, sizeof(buf), "Next after %s", r->detail);
 		break;
 	case R_SIMILAR:
 		snprintf(buf, sizeof(buf), "Similar: %s", r->detail);
@@ -387,10 +391,15 @@ static int row_reason(reason *out, const next_state *ns, const next_row *row, at
 	case NEXT_GRAPH:
 		r.kind = R_GRAPH;
 		break;
+	case NEXT_NUMBER_NEXT:
+		r.kind = R_NUMBER;
+		r.detail = atlas_arena_strndup(a, detail, n);
+		break;
 	default:
 		return 0;
 	}
-	if ((r.kind == R_STEP || r.kind == R_TOPIC || r.kind == R_TOPIC_MEMBER || r.kind == R_SIMILAR) &&
+	if ((r.kind == R_STEP || r.kind == R_TOPIC || r.kind == R_TOPIC_MEMBER || r.kind == R_SIMILAR ||
+	     r.kind == R_NUMBER) &&
 	    !r.detail)
 		return ATLAS_ENOMEM; /* out of memory for its detail */
 	*out = r;

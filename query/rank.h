@@ -145,6 +145,7 @@
 #define NEXT_W_TOPIC 1.0          /* fitted: per shared topic */
 #define NEXT_W_TOPIC_MEMBER 2.0
 #define NEXT_W_TOPIC_NEXT 0.5     /* fitted: next to the page in a shared topic's order */
+#define NEXT_W_NUMBER_NEXT 2.0    /* fitted: numbered after the page (9.2 after 9.1) */
 #define NEXT_W_SIMILAR 4.0        /* fitted */
 #define NEXT_W_GRAPH 1.5          /* fitted */
 #define NEXT_W_CONTEXT 0.25       /* fitted */
@@ -184,6 +185,7 @@ static inline void next_weights_defaults(double *w)
 	w[NEXT_TOPIC] = NEXT_W_TOPIC;
 	w[NEXT_TOPIC_START] = NEXT_W_TOPIC_MEMBER;
 	w[NEXT_TOPIC_NEXT] = NEXT_W_TOPIC_NEXT;
+	w[NEXT_NUMBER_NEXT] = NEXT_W_NUMBER_NEXT;
 	w[NEXT_SIMILAR] = NEXT_W_SIMILAR;
 	w[NEXT_GRAPH] = NEXT_W_GRAPH;
 	w[NEXT_W_CONTEXT_INDEX] = NEXT_W_CONTEXT;

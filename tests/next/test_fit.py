@@ -57,7 +57,7 @@ def main():
     names = {"guide_next": "GUIDE_NEXT", "guide_after": "GUIDE_AFTER", "guide_prev": "GUIDE_PREV",
              "list_next": "LIST_NEXT", "link_out": "LINK_OUT", "link_in": "LINK_IN",
              "builds_on": "BUILDS_ON", "prereq": "PREREQ", "same_topic": "TOPIC", "similar": "SIMILAR",
-             "graph": "GRAPH", "topic_next": "TOPIC_NEXT", "context": "CONTEXT"}
+             "graph": "GRAPH", "topic_next": "TOPIC_NEXT", "number_next": "NUMBER_NEXT", "context": "CONTEXT"}
     defaults = {k: float(re.search(rf"#define NEXT_W_{v} ([0-9.]+)", rank).group(1)) for k, v in names.items()}
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -81,8 +81,13 @@ const char atlas_schema_sql[] =
 	" content='', tokenize='atlas');\n"
 	ATLAS_SCHEMA_FIELDS_SQL
 	/* Atlas's own postings of each term of fts: its page count and its pages with their matches
-	 * per column, by blocks with each block's largest BM25F frequency (common/blockpost.h) */
-	"CREATE TABLE postings(term TEXT PRIMARY KEY, df INTEGER NOT NULL, blocks BLOB NOT NULL);\n"
+	 * per column, by blocks with each block's largest BM25F frequency (common/blockpost.h). The
+	 * blocks of a term are in its row when they take at most ATLAS_POSTINGS_INLINE_MAX bytes
+	 * (spill 0), else in postings_spill's row spill (blocks then empty): the rows stay small
+	 * enough for the b-tree's pages, and a term is kept once */
+	"CREATE TABLE postings(term TEXT PRIMARY KEY, df INTEGER NOT NULL, blocks BLOB NOT NULL,"
+	" spill INTEGER NOT NULL) WITHOUT ROWID;\n"
+	"CREATE TABLE postings_spill(id INTEGER PRIMARY KEY, blocks BLOB NOT NULL);\n"
 	/* the taxonomy: one row per topic path, parent NULL at the top */
 	"CREATE TABLE topics(path TEXT PRIMARY KEY, parent TEXT, title TEXT NOT NULL,"
 	" description TEXT NOT NULL, ord INTEGER NOT NULL, doc_id INTEGER);\n"

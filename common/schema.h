@@ -8,7 +8,10 @@
 #include "error.h"
 
 /* Bumped whenever a table or column changes meaning; readers refuse other versions. */
-#define ATLAS_SCHEMA_VERSION 17
+#define ATLAS_SCHEMA_VERSION 18
+
+/* The most bytes of a term's postings kept in its row of table postings; more go to postings_spill. */
+#define ATLAS_POSTINGS_INLINE_MAX 800
 
 /* Meta keys of the kept pages (atlas-index --keep-going): how many pages are their previous
  * index's version or left out; the table kept_pages says which and why. */

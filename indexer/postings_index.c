@@ -30,6 +30,7 @@ typedef struct term_acc {
 	double *tmax;
 	int tmax_cap;
 	strbuf blob;
+	sqlite3_stmt *spill; /* inserts a term's blocks into postings_spill */
 	const char *file; /* the index file, for messages */
 } term_acc;
 
@@ -86,9 +87,20 @@ static int flush_term(term_acc *acc, sqlite3_stmt *ins, const int *sizes, const 
 	if (rc)
 		return atlas_error_set(err, rc, "postings: cannot encode the term '%.*s'",
 				       (int)acc->term_len, acc->term);
+	sqlite3_int64 spill = 0;
+	if (acc->blob.len > ATLAS_POSTINGS_INLINE_MAX) {
+		sqlite3_bind_blob(acc->spill, 1, acc->blob.buf, (int)acc->blob.len, SQLITE_STATIC);
+		int done = sqlite3_step(acc->spill);
+		sqlite3_reset(acc->spill);
+		sqlite3_clear_bindings(acc->spill);
+		if (done != SQLITE_DONE)
+			return atlas_sql_error(err, sqlite3_db_handle(ins), acc->file, "postings: cannot write", NULL);
+		spill = sqlite3_last_insert_rowid(sqlite3_db_handle(ins));
+	}
 	sqlite3_bind_text(ins, 1, acc->term, (int)acc->term_len, SQLITE_STATIC);
 	sqlite3_bind_int(ins, 2, acc->n);
-	sqlite3_bind_blob(ins, 3, acc->blob.buf, (int)acc->blob.len, SQLITE_STATIC);
+	sqlite3_bind_blob(ins, 3, spill ? "" : acc->blob.buf, spill ? 0 : (int)acc->blob.len, SQLITE_STATIC);
+	sqlite3_bind_int64(ins, 4, spill);
 	int step = sqlite3_step(ins);
 	sqlite3_reset(ins);
 	sqlite3_clear_bindings(ins);
@@ -133,8 +145,10 @@ static int walk_terms(sqlite3 *db, const char *file, int ndocs, const int *sizes
 	int rc = 0;
 	if (sqlite3_prepare_v2(db, "SELECT term, doc, col FROM temp.atlas_postings_instance", -1, &st,
 			       NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO postings(term, df, blocks) VALUES(?1, ?2, ?3)", -1, &ins,
-			       NULL) != SQLITE_OK) {
+	    sqlite3_prepare_v2(db, "INSERT INTO postings(term, df, blocks, spill) VALUES(?1, ?2, ?3, ?4)", -1,
+			       &ins, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO postings_spill(blocks) VALUES(?1)", -1, &acc.spill, NULL) !=
+		    SQLITE_OK) {
 		rc = atlas_sql_error(err, db, acc.file, "postings", NULL);
 		goto out;
 	}
@@ -176,6 +190,7 @@ static int walk_terms(sqlite3 *db, const char *file, int ndocs, const int *sizes
 out:
 	sqlite3_finalize(st);
 	sqlite3_finalize(ins);
+	sqlite3_finalize(acc.spill);
 	free(acc.term);
 	free(acc.docs);
 	free(acc.tf);

@@ -32,7 +32,8 @@ typedef struct cursor {
 
 struct blockmax {
 	sqlite3 *db;
-	sqlite3_stmt *st;
+	sqlite3_stmt *st;      /* a term's row of postings */
+	sqlite3_blob *spill;   /* a row of postings_spill, open during one search, or NULL */
 	const int *sizes;
 	const double *avg;
 	int ndocs;
@@ -59,7 +60,7 @@ int blockmax_new(blockmax **out, sqlite3 *db, const int *sizes, const double *av
 	q->sizes = sizes;
 	q->avg = avg;
 	q->ndocs = ndocs;
-	if (sqlite3_prepare_v3(db, "SELECT blocks FROM postings WHERE term = ?1", -1,
+	if (sqlite3_prepare_v3(db, "SELECT blocks, spill FROM postings WHERE term = ?1", -1,
 			       SQLITE_PREPARE_PERSISTENT, &q->st, NULL) != SQLITE_OK) {
 		int rc = atlas_error_set(err, ATLAS_ESQL, "cannot read the postings: %s", sqlite3_errmsg(db));
 		free(q);
@@ -79,6 +80,9 @@ void blockmax_reset(blockmax *q)
 	q->n = 0;
 	q->failed = false;
 	q->decoded = 0;
+	/* an open blob holds a read transaction: none is kept between searches */
+	sqlite3_blob_close(q->spill);
+	q->spill = NULL;
 }
 
 void blockmax_free(blockmax *q)
@@ -114,15 +118,32 @@ int blockmax_add(blockmax *q, const char *term, int n, unsigned colmask, int gro
 	sqlite3_bind_text(q->st, 1, term, n, SQLITE_STATIC);
 	int step = sqlite3_step(q->st), rc = 0;
 	if (step == SQLITE_ROW) {
-		int len = sqlite3_column_bytes(q->st, 0);
-		const void *b = sqlite3_column_blob(q->st, 0);
-		c->blob = malloc(len > 0 ? (size_t)len : 1);
-		if (!c->blob)
+		sqlite3_int64 spill = sqlite3_column_int64(q->st, 1);
+		int len = spill ? 0 : sqlite3_column_bytes(q->st, 0);
+		if (spill) {
+			/* read straight from the row's pages into the cursor's buffer */
+			int brc = q->spill ? sqlite3_blob_reopen(q->spill, spill)
+					   : sqlite3_blob_open(q->db, "main", "postings_spill", "blocks", spill, 0,
+							       &q->spill);
+			if (brc != SQLITE_OK)
+				rc = atlas_error_set(err, ATLAS_ESQL, "cannot read the postings of '%.*s': %s", n, term,
+						     sqlite3_errmsg(q->db));
+			else
+				len = sqlite3_blob_bytes(q->spill);
+		}
+		c->blob = rc ? NULL : malloc(len > 0 ? (size_t)len : 1);
+		if (!rc && !c->blob)
 			rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
-		else {
-			memcpy(c->blob, b, (size_t)len);
-			if ((rc = blockpost_open(&c->bp, c->blob, len)))
-				rc = atlas_error_set(err, rc, "the postings of '%.*s' are malformed", n, term);
+		else if (!rc && spill && sqlite3_blob_read(q->spill, c->blob, len, 0) != SQLITE_OK)
+			rc = atlas_error_set(err, ATLAS_ESQL, "cannot read the postings of '%.*s': %s", n, term,
+					     sqlite3_errmsg(q->db));
+		else if (!rc && !spill)
+			memcpy(c->blob, sqlite3_column_blob(q->st, 0), (size_t)len);
+		if (!rc && (rc = blockpost_open(&c->bp, c->blob, len)))
+			rc = atlas_error_set(err, rc, "the postings of '%.*s' are malformed", n, term);
+		if (rc && q->spill) {
+			sqlite3_blob_close(q->spill); /* a failed reopen leaves it aborted */
+			q->spill = NULL;
 		}
 	} else if (step != SQLITE_DONE)
 		rc = atlas_error_set(err, ATLAS_ESQL, "cannot read the postings: %s", sqlite3_errmsg(q->db));

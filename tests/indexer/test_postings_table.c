@@ -1,7 +1,8 @@
 /* test_postings_table.c - the postings table holds, for every term of the fts table, exactly its
  * pages and their matches per column as FTS5 counts them (fts5vocab 'instance'), and each block's
  * maximum is the largest BM25F frequency of its pages (query/rank.h), never below any of them;
- * malformed blobs are refused, not read past their end.
+ * malformed blobs are refused, not read past their end. A term's blocks are in its row when they
+ * take at most ATLAS_POSTINGS_INLINE_MAX bytes, else in postings_spill (its row's blocks empty).
  *
  * usage: test_postings_table INDEX */
 #include <math.h>
@@ -69,8 +70,11 @@ int main(int argc, char **argv)
 	CHECK(sqlite3_prepare_v2(db, "SELECT term, doc, col, count(*) FROM temp.v GROUP BY term, doc, col"
 				 " ORDER BY term, doc, CASE col WHEN 'title' THEN 0 WHEN 'keywords' THEN 1"
 				 " WHEN 'headings' THEN 2 WHEN 'description' THEN 3 WHEN 'body' THEN 4 ELSE 5 END", -1, &want, NULL) == SQLITE_OK, "vocab query");
-	CHECK(sqlite3_prepare_v2(db, "SELECT term, df, blocks FROM postings ORDER BY term", -1, &got, NULL) ==
-		      SQLITE_OK, "postings query");
+	CHECK(sqlite3_prepare_v2(db, "SELECT term, df, CASE WHEN spill THEN (SELECT blocks FROM postings_spill"
+				 " WHERE id = spill) ELSE blocks END, spill, length(blocks) FROM postings ORDER BY term",
+				 -1, &got, NULL) == SQLITE_OK,
+	      "postings query");
+	int spilled = 0;
 	int terms = 0, blocks = 0, docs[BLOCKPOST_DOCS], tf[BLOCKPOST_DOCS * FTS_NCOLS];
 	unsigned char cols[BLOCKPOST_DOCS];
 	int wrow = sqlite3_step(want);
@@ -78,6 +82,11 @@ int main(int argc, char **argv)
 		const char *term = (const char *)sqlite3_column_text(got, 0);
 		blockpost b;
 		int n = sqlite3_column_bytes(got, 2);
+		bool spill = sqlite3_column_int64(got, 3) != 0;
+		spilled += spill;
+		CHECK(spill ? sqlite3_column_int(got, 4) == 0 && n > ATLAS_POSTINGS_INLINE_MAX
+			    : n <= ATLAS_POSTINGS_INLINE_MAX,
+		      "'%s': %d bytes of blocks %s", term, n, spill ? "spilled, its row's empty" : "in its row");
 		if (!CHECK(!blockpost_open(&b, sqlite3_column_blob(got, 2), n), "'%s': blob opens", term))
 			continue;
 		CHECK(b.ndocs == sqlite3_column_int(got, 1), "'%s': df", term);
@@ -122,7 +131,8 @@ int main(int argc, char **argv)
 	}
 	CHECK(wrow == SQLITE_DONE, "every match FTS5 holds is in the postings");
 	CHECK(terms > 1000 && blocks > terms, "the index has terms (%d) and blocks (%d)", terms, blocks);
-	printf("%d terms, %d blocks\n", terms, blocks);
+	CHECK(spilled > 0 && spilled < terms, "some terms' blocks spill (%d of %d)", spilled, terms);
+	printf("%d terms, %d blocks, %d spilled\n", terms, blocks, spilled);
 	sqlite3_finalize(want);
 	sqlite3_finalize(got);
 	sqlite3_close(db);

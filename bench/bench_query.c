@@ -1,10 +1,14 @@
 /* bench_query.c - in-process latency of search, suggest and next over a query file, reported as
- * median, p50 and p99 in microseconds. Snippets, sections, facets and corrections included. */
+ * median, p50 and p99 in microseconds. Snippets, sections, facets and corrections included; next
+ * from every page without seen ("next"), and from every guide step with the step before it read
+ * ("next+seen": the route the reader is on found from what was read). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <sqlite3.h>
 
 #include "engine.h"
 #include "json.h"
@@ -126,10 +130,48 @@ int main(int argc, char **argv)
 				atlas_next_results_free(&nr);
 			tn[nn++] = now_us() - t0;
 		}
+	/* every guide step after the first, with the step before it read */
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	char **pairs = NULL; /* src, seen, src, seen... */
+	int npairs = 0, pcap = 0;
+	if (sqlite3_open_v2(argv[1], &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db,
+			       "SELECT a.path, b.path FROM guide_steps s JOIN guide_steps p ON p.guide_id = s.guide_id"
+			       " AND p.step = s.step - 1 JOIN docs a ON a.id = s.doc_id JOIN docs b ON b.id = p.doc_id",
+			       -1, &st, NULL) == SQLITE_OK)
+		while (sqlite3_step(st) == SQLITE_ROW && npairs < 100000) {
+			if (npairs == pcap) {
+				pcap = pcap ? pcap * 2 : 256;
+				pairs = realloc(pairs, (size_t)pcap * 2 * sizeof(char *));
+			}
+			pairs[2 * npairs] = strdup((const char *)sqlite3_column_text(st, 0));
+			pairs[2 * npairs + 1] = strdup((const char *)sqlite3_column_text(st, 1));
+			npairs++;
+		}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	double *tr = malloc((size_t)(rounds * npairs + 1) * sizeof(double));
+	int nr2 = 0;
+	for (int r = 0; r < rounds; r++)
+		for (int k = 0; k < npairs; k++) {
+			const char *seen[1] = { pairs[2 * k + 1] };
+			atlas_next_params np = { pairs[2 * k], NULL, seen, 1, 5 };
+			atlas_next_results nr;
+			double t0 = now_us();
+			if (atlas_next(&nr, e, &np, &err) == 0)
+				atlas_next_results_free(&nr);
+			tr[nr2++] = now_us() - t0;
+		}
+	for (int k = 0; k < 2 * npairs; k++)
+		free(pairs[k]);
+	free(pairs);
 	report("search", ts, n);
 	report("json", tj, nj);
 	report("suggest", tg, ng);
 	report("next", tn, nn);
+	report("next+seen", tr, nr2);
+	free(tr);
 	for (int i = 0; i < nq; i++)
 		free(qs[i]);
 	free(qs);

@@ -27,6 +27,7 @@ struct next_state {
 	bool in_memory;
 	atlas_arena strings;    /* similar_names, the cached reasons' details */
 	sqlite3_stmt *st_next, *st_guide_steps;
+	sqlite3_stmt *st_routes_through; /* the guides with ?2 then ?1 as consecutive steps */
 	next_cache *next_cache; /* the candidates held in memory, or NULL */
 	const char **similar_names; /* similar_terms: the words "similar" rows name, by id */
 	int nsimilar_names;
@@ -471,7 +472,11 @@ int next_state_open(next_state **out, const next_index *ix, atlas_error *err)
 	if (sqlite3_prepare_v3(ns->db, "SELECT rows FROM next_candidates WHERE src = ?1", -1,
 			       SQLITE_PREPARE_PERSISTENT, &ns->st_next, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v3(ns->db, "SELECT step, doc_id FROM guide_steps WHERE guide_id = ?1 ORDER BY step", -1,
-			       SQLITE_PREPARE_PERSISTENT, &ns->st_guide_steps, NULL) != SQLITE_OK)
+			       SQLITE_PREPARE_PERSISTENT, &ns->st_guide_steps, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(ns->db,
+			       "SELECT s.guide_id FROM guide_steps s JOIN guide_steps p ON p.guide_id = s.guide_id"
+			       " AND p.step = s.step - 1 WHERE s.doc_id = ?1 AND p.doc_id = ?2",
+			       -1, SQLITE_PREPARE_PERSISTENT, &ns->st_routes_through, NULL) != SQLITE_OK)
 		rc = atlas_error_set(err, ATLAS_ESQL, "prepare: %s", sqlite3_errmsg(ns->db));
 	if (!rc)
 		rc = next_terms_load(ns, err);
@@ -491,6 +496,7 @@ void next_state_free(next_state *ns)
 		return;
 	sqlite3_finalize(ns->st_next);
 	sqlite3_finalize(ns->st_guide_steps);
+	sqlite3_finalize(ns->st_routes_through);
 	next_cache_free(ns->next_cache);
 	atlas_arena_free(&ns->strings);
 	free(ns);
@@ -498,21 +504,45 @@ void next_state_free(next_state *ns)
 
 /* The reader follows guide (a page of ns) from page src, having read seen[0..nseen): its first
  * unread step after src (else its first unread step) becomes a candidate in all[0..*n) (grown as
- * slot_for does), NEXT_W_GUIDE_CHOSEN more, with the step as its reason. Out of memory leaves it
- * out. */
-static void follow_guide(const next_state *ns, int guide, int src, const int *seen, int nseen, nx **all, int *n,
-			 int *cap)
+ * slot_for does), w more, with the step as its reason. Out of memory leaves it out. */
+#define ROUTE_STEPS_MAX 1024
+
+/* The steps of guide (a page of ns) in order into steps[0..ROUTE_STEPS_MAX) (a step the engine
+ * does not know as -1), and where page src first is among them in *here (-1: not). Returns how
+ * many. */
+static int route_steps(const next_state *ns, int guide, int src, int *steps, int *here)
 {
 	sqlite3_stmt *gs = ns->st_guide_steps;
 	sqlite3_bind_int(gs, 1, ns->docs[guide].id);
-	int steps[1024], nsteps = 0, here = -1;
-	while (sqlite3_step(gs) == SQLITE_ROW && nsteps < 1024) {
+	int nsteps = 0;
+	*here = -1;
+	while (sqlite3_step(gs) == SQLITE_ROW && nsteps < ROUTE_STEPS_MAX) {
 		int d = doc_of_id(ns, sqlite3_column_int(gs, 1));
-		if (d == src && here < 0)
-			here = nsteps;
+		if (d == src && *here < 0)
+			*here = nsteps;
 		steps[nsteps++] = d;
 	}
 	sqlite3_reset(gs);
+	return nsteps;
+}
+
+/* How many of guide's steps just before page src are the pages read last (seen[1..nseen), the
+ * last read last), in order: 0 when the step before src is not the page read last. */
+static int route_agrees(const next_state *ns, int guide, int src, const int *seen, int nseen)
+{
+	int steps[ROUTE_STEPS_MAX], here;
+	route_steps(ns, guide, src, steps, &here);
+	int k = 0;
+	while (here - k - 1 >= 0 && nseen - k - 1 >= 1 && steps[here - k - 1] == seen[nseen - k - 1])
+		k++;
+	return k;
+}
+
+static void follow_guide(const next_state *ns, int guide, int src, const int *seen, int nseen, double w, nx **all,
+			 int *n, int *cap)
+{
+	int steps[ROUTE_STEPS_MAX], here;
+	int nsteps = route_steps(ns, guide, src, steps, &here);
 	for (int pass = 0; pass < 2; pass++) {
 		int chosen = -1;
 		for (int i = pass == 0 ? here + 1 : 0; i < nsteps && chosen < 0; i++) {
@@ -524,7 +554,7 @@ static void follow_guide(const next_state *ns, int guide, int src, const int *se
 		}
 		nx *c = chosen >= 0 ? slot_for(all, n, cap, steps[chosen]) : NULL;
 		if (c) {
-			reason r = { R_STEP, chosen + 1, ns->docs[guide].title, NEXT_W_GUIDE_CHOSEN };
+			reason r = { R_STEP, chosen + 1, ns->docs[guide].title, w };
 			c->score += r.w;
 			add_reason(c, &r);
 			break;
@@ -580,7 +610,34 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 	}
 	/* the guide the reader follows: its first unread step after this page comes first */
 	if (guide >= 0)
-		follow_guide(ns, guide, src, seen, nseen, &all, &n, &cap);
+		follow_guide(ns, guide, src, seen, nseen, NEXT_W_GUIDE_CHOSEN, &all, &n, &cap);
+	else if (nseen > 1) {
+		/* none named, the guides whose step before this page is the page read last: the reader
+		 * is on one of those routes */
+		sqlite3_stmt *rt = ns->st_routes_through;
+		sqlite3_bind_int(rt, 1, ns->docs[src].id);
+		sqlite3_bind_int(rt, 2, ns->docs[seen[nseen - 1]].id);
+		int routes[8], agree[8], nroutes = 0, most = 0, best = 0;
+		while (sqlite3_step(rt) == SQLITE_ROW && nroutes < 8) {
+			int g = doc_of_id(ns, sqlite3_column_int(rt, 0));
+			if (g >= 0)
+				routes[nroutes++] = g;
+		}
+		sqlite3_reset(rt);
+		/* of several, those whose steps agree longest with what was read */
+		for (int i = 0; i < nroutes; i++) {
+			agree[i] = nroutes == 1 ? 1 : route_agrees(ns, routes[i], src, seen, nseen);
+			if (agree[i] > most) {
+				most = agree[i];
+				best = 0;
+			}
+			best += agree[i] == most;
+		}
+		for (int i = 0; i < nroutes && most > 0; i++)
+			if (agree[i] == most)
+				follow_guide(ns, routes[i], src, seen, nseen, NEXT_W_GUIDE_FOLLOWED / best, &all, &n,
+					     &cap);
+	}
 	/* leave out what was read and site pages; weigh page types */
 	for (int i = 0; i < n; i++) {
 		nx *c = &all[i];

@@ -5,6 +5,7 @@ usage: test_query.py ATLAS_QUERY ATLAS_INDEX REAL_INDEX MINI_CORPUS"""
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -140,6 +141,24 @@ def main():
     check("next: excludes the page itself", "/jax-sharding" not in [s["path"] for s in r["suggestions"]])
     r = q("--json", "--next", "/jax-sharding", "--guide", "jax-stack")
     check("next: guide's next step first", r["suggestions"][0]["reasons"][0].startswith("Step "), r["suggestions"][0])
+    # no guide named, the page read just before tells the route: every step of every guide after
+    # its first, with the steps before it read, has the route's next step first, "Step N of" it
+    db = sqlite3.connect(INDEX)
+    routes = {}
+    for g, title, step in db.execute("SELECT g.path, g.title, s.path FROM guide_steps gs JOIN docs g ON g.id = gs.guide_id"
+                                     " JOIN docs s ON s.id = gs.doc_id ORDER BY gs.guide_id, gs.step"):
+        routes.setdefault((g, title), []).append(step)
+    db.close()
+    wrong = []
+    for (g, title), steps in routes.items():
+        for i in range(1, len(steps) - 1):
+            if steps[i + 1] in steps[:i + 1]:
+                continue
+            first = q("--json", "--next", steps[i], "--seen", ",".join(steps[:i]))["suggestions"][0]
+            if first["path"] != steps[i + 1] or f"Step {i + 2} of {title}" not in first["reasons"]:
+                wrong.append((g, steps[i], first["path"], first["reasons"]))
+    check(f"next: the route read so far gives its next step first ({sum(len(s) - 2 for s in routes.values())} steps)",
+          routes and not wrong, wrong[:3])
     seen = ",".join(s["path"] for s in q("--json", "--next", "/jax-sharding")["suggestions"][:2])
     r = q("--json", "--next", "/jax-sharding", "--seen", seen + ",/no-such-page")
     check("next: seen pages left out, unknown ones ignored",

@@ -28,6 +28,7 @@ struct next_state {
 	atlas_arena strings;    /* similar_names, the cached reasons' details */
 	sqlite3_stmt *st_next, *st_guide_steps;
 	sqlite3_stmt *st_routes_through; /* the guides with ?2 then ?1 as consecutive steps */
+	sqlite3_stmt *st_routes_of;      /* the guides with ?1 as a step */
 	next_cache *next_cache; /* the candidates held in memory, or NULL */
 	const char **similar_names; /* similar_terms: the words "similar" rows name, by id */
 	int nsimilar_names;
@@ -476,7 +477,9 @@ int next_state_open(next_state **out, const next_index *ix, atlas_error *err)
 	    sqlite3_prepare_v3(ns->db,
 			       "SELECT s.guide_id FROM guide_steps s JOIN guide_steps p ON p.guide_id = s.guide_id"
 			       " AND p.step = s.step - 1 WHERE s.doc_id = ?1 AND p.doc_id = ?2",
-			       -1, SQLITE_PREPARE_PERSISTENT, &ns->st_routes_through, NULL) != SQLITE_OK)
+			       -1, SQLITE_PREPARE_PERSISTENT, &ns->st_routes_through, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(ns->db, "SELECT DISTINCT guide_id FROM guide_steps WHERE doc_id = ?1 LIMIT 2", -1,
+			       SQLITE_PREPARE_PERSISTENT, &ns->st_routes_of, NULL) != SQLITE_OK)
 		rc = atlas_error_set(err, ATLAS_ESQL, "prepare: %s", sqlite3_errmsg(ns->db));
 	if (!rc)
 		rc = next_terms_load(ns, err);
@@ -497,6 +500,7 @@ void next_state_free(next_state *ns)
 	sqlite3_finalize(ns->st_next);
 	sqlite3_finalize(ns->st_guide_steps);
 	sqlite3_finalize(ns->st_routes_through);
+	sqlite3_finalize(ns->st_routes_of);
 	next_cache_free(ns->next_cache);
 	atlas_arena_free(&ns->strings);
 	free(ns);
@@ -611,7 +615,18 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 	/* the guide the reader follows: its first unread step after this page comes first */
 	if (guide >= 0)
 		follow_guide(ns, guide, src, seen, nseen, NEXT_W_GUIDE_CHOSEN, &all, &n, &cap);
-	else if (nseen > 1) {
+	else if (nseen == 1) {
+		/* nothing read before: a page that is a step of one guide alone is read on that route */
+		sqlite3_stmt *ro = ns->st_routes_of;
+		sqlite3_bind_int(ro, 1, ns->docs[src].id);
+		int g = -1, count = 0;
+		while (sqlite3_step(ro) == SQLITE_ROW)
+			if (count++ == 0)
+				g = doc_of_id(ns, sqlite3_column_int(ro, 0));
+		sqlite3_reset(ro);
+		if (count == 1 && g >= 0)
+			follow_guide(ns, g, src, seen, nseen, NEXT_W_GUIDE_ALONE, &all, &n, &cap);
+	} else {
 		/* none named, the guides whose step before this page is the page read last: the reader
 		 * is on one of those routes */
 		sqlite3_stmt *rt = ns->st_routes_through;

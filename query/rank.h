@@ -135,6 +135,8 @@
 #define NEXT_W_GUIDE_CHOSEN 100.0 /* the next unread step of the guide the reader follows */
 #define NEXT_W_GUIDE_FOLLOWED 20.0 /* with no guide named, the same of each guide whose step before
 				    * the page is the page read last, shared among them */
+#define NEXT_W_GUIDE_ALONE 10.0   /* with none named and nothing read, the same of the one guide the
+				    * page is a step of */
 #define NEXT_W_GUIDE_NEXT 3.0     /* fitted: the next step in another guide */
 #define NEXT_W_GUIDE_AFTER 1.0    /* fitted: a later step (2..NEXT_AFTER_SPAN on) in another guide */
 #define NEXT_W_GUIDE_START 3.0

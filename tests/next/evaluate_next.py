@@ -13,7 +13,9 @@ link-only (links and backlinks), and tag overlap scored as Hugo's related conten
 (keywords weight 100, topics 80, threshold 80).
 
 usage: evaluate_next.py --indexer BIN --query BIN --corpus DIR [--markdown] [--cases FILE]
-                        [--require-beat-baselines]
+                        [--require-beat-baselines] [--known-routes]
+--known-routes first ranks each guide's next step with every guide in the index, asked with the
+steps before it read and with nothing read.
 Prints hit@1, hit@3, hit@5 and MRR per method; with --require-beat-baselines exits 1 unless the
 engine's MRR beats every baseline's in both evaluations.
 """
@@ -142,6 +144,28 @@ def table(title, scores, markdown):
             print(f"  {m:16s} hit@1 {h1:.3f}  hit@3 {h3:.3f}  hit@5 {h5:.3f}  MRR {mrr:.3f}")
 
 
+def known_routes(query, db, routes, markdown):
+    """Prints how the engine ranks each route's next step when every route is in the index (db):
+    asked with the steps before it read, and with nothing read. routes: [[step paths in order]]."""
+    read, fresh = Score(), Score()
+    for steps in routes:
+        for i in range(len(steps) - 1):
+            src, target, seen = steps[i], steps[i + 1], steps[:i]
+            if target == src or target in seen:
+                continue
+            read.add(engine_rank(query, db, src, seen), target)
+            fresh.add(engine_rank(query, db, src, []), target)
+    print(f"\nEvery route in the index: rank of the next step ({read.n} cases)")
+    if markdown:
+        print("\n| asked | hit@1 | hit@3 | hit@5 | MRR |\n|---|---|---|---|---|")
+    for name, s in (("the steps before read", read), ("nothing read", fresh)):
+        h1, h3, h5, mrr = s.row()
+        if markdown:
+            print(f"| {name} | {h1:.3f} | {h3:.3f} | {h5:.3f} | {mrr:.3f} |")
+        else:
+            print(f"  {name:22s} hit@1 {h1:.3f}  hit@3 {h3:.3f}  hit@5 {h5:.3f}  MRR {mrr:.3f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--indexer", required=True)
@@ -153,11 +177,18 @@ def main():
                     help="write each left-out step's engine rank to FILE (tab-separated: route, page, "
                          "next page, rank or - for a miss), to read the failing cases")
     ap.add_argument("--require-beat-baselines", action="store_true")
+    ap.add_argument("--known-routes", action="store_true",
+                    help="also rank each guide's next step with every guide in the index")
     a = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        # 1. leave one guide out
         guides = sorted(f for f in os.listdir(os.path.join(a.corpus, "guides")) if f.endswith(".md"))
+        if a.known_routes:
+            full = os.path.join(tmp, "full.db")
+            build(a.indexer, a.corpus, full)
+            known_routes(a.query, full, [guide_steps(os.path.join(a.corpus, "guides", g)) for g in guides],
+                         a.markdown)
+        # 1. leave one guide out
         lgo = {m: Score() for m in METHODS}
         cases = []  # (route, page, next page, the engine's rank or None)
         for g in guides:

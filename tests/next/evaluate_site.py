@@ -21,7 +21,7 @@ same folder, and next by the site's table-of-contents order (the page after the 
 of links, as the index stores it).
 
 usage: evaluate_site.py --indexer BIN --query BIN --site DIR [--chapters N] [--markdown] [--cases FILE]
-                        [--require-beat-baselines routes|all] [--require-ratio R]
+                        [--require-beat-baselines routes|all] [--require-ratio R] [--known-routes]
 Prints hit@1, hit@3, hit@5 and MRR per method; exits 77 (skipped) when DIR does not exist.
 """
 import argparse
@@ -37,7 +37,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from evaluate_next import Baselines, Score, engine_rank, rank_of, write_cases  # noqa: E402
+from evaluate_next import Baselines, Score, engine_rank, known_routes, rank_of, write_cases  # noqa: E402
 from indexlib import next_rows  # noqa: E402
 
 METHODS = ["engine", "random", "same-topic", "text-similarity", "link-only", "hugo-tags",
@@ -216,6 +216,8 @@ def main():
     ap.add_argument("--require-beat-baselines", choices=["routes", "all"],
                     help="fail unless the engine's MRR beats every baseline's: in the routes left out, "
                          "or in both evaluations")
+    ap.add_argument("--known-routes", action="store_true",
+                    help="also rank each route's next step with every route in the index")
     ap.add_argument("--require-ratio", type=float, default=0.0,
                     help="fail unless the engine's leave-one-out MRR is this many times the best baseline's")
     a = ap.parse_args()
@@ -227,6 +229,8 @@ def main():
         full = os.path.join(tmp, "full.db")
         build(a.indexer, a.site, full)
         all_routes = routes(full)
+        if a.known_routes:
+            known_routes(a.query, full, [all_routes[g] for g in sorted(all_routes)], a.markdown)
         file_of = sources(full, a.site)
         pages = site_files(a.site)
         rng = random.Random(a.seed)

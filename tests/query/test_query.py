@@ -159,6 +159,20 @@ def main():
                 wrong.append((g, steps[i], first["path"], first["reasons"]))
     check(f"next: the route read so far gives its next step first ({sum(len(s) - 2 for s in routes.values())} steps)",
           routes and not wrong, wrong[:3])
+    # nothing read: a page that is a step of one guide alone has that guide's next step first
+    guides_of = {}
+    for (g, title), steps in routes.items():
+        for i, p in enumerate(steps):
+            guides_of.setdefault(p, []).append((title, i, steps))
+    alone = [(p, t, i, st) for p, gs in guides_of.items() if len(gs) == 1 for t, i, st in gs
+             if i + 1 < len(st) and st.count(p) == 1 and st[i + 1] != p]
+    wrong = []
+    for p, title, i, steps in alone:
+        first = q("--json", "--next", p)["suggestions"][0]
+        if first["path"] != steps[i + 1] or f"Step {i + 2} of {title}" not in first["reasons"]:
+            wrong.append((p, first["path"], first["reasons"]))
+    check(f"next: a step of one guide alone, nothing read, has its next step first ({len(alone)} pages)",
+          len(alone) >= 20 and not wrong, wrong[:3])
     seen = ",".join(s["path"] for s in q("--json", "--next", "/jax-sharding")["suggestions"][:2])
     r = q("--json", "--next", "/jax-sharding", "--seen", seen + ",/no-such-page")
     check("next: seen pages left out, unknown ones ignored",

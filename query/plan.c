@@ -75,15 +75,41 @@ static int unit_token(void *ctx, int tflags, const char *tok, int n, int start, 
 	return 0;
 }
 
-/* Whether x has more than k bits set: the bits counted in parallel, in a dozen steps without a
- * branch (a popcount instruction is not in the baseline x86-64, and the library call for it, or
- * a loop clearing one bit a step, cost more in the spelling correction's scan). */
-static bool more_bits_than(unsigned long long x, int k)
+/* The spelling correction's scan, made twice where the compiler can: with the popcount
+ * instruction (not in the baseline x86-64) and without it, the one the CPU has chosen when the
+ * program loads. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define SCAN_CLONES __attribute__((target_clones("popcnt", "default")))
+#else
+#define SCAN_CLONES
+#endif
+
+/* The vocabulary entry among by_len[from..to) nearest word w[0..len) (of letter set letters) within
+ * max edits, more frequent than df (df x TYPO_RARE_RATIO when df > 0), the more frequent of equals;
+ * NULL when none is. An entry whose letters differ from w's in more than 2 x max letters is passed
+ * over unread: further than max edits. */
+SCAN_CLONES static const vocab_entry *nearest_word(const atlas_engine *e, int from, int to, const char *w, int len,
+						    unsigned long long letters, int df, int max)
 {
-	x -= (x >> 1) & 0x5555555555555555ULL;
-	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-	return (int)((x * 0x0101010101010101ULL) >> 56) > k;
+	const vocab_entry *best = NULL;
+	int best_d = max + 1;
+	for (int j = from; j < to; j++) {
+		if (__builtin_popcountll(letters ^ e->by_len_letters[j]) > 2 * max)
+			continue;
+		const vocab_entry *v = &e->vocab[e->by_len[j]];
+		if (v->df <= df)
+			continue;
+		if (df > 0 && v->df < df * TYPO_RARE_RATIO)
+			continue;
+		int d = atlas_edits(w, len, v->term, v->len, false, max);
+		if (d > max)
+			continue;
+		if (d < best_d || (d == best_d && v->df > best->df)) {
+			best = v;
+			best_d = d;
+		}
+	}
+	return best;
 }
 
 /* Whether word a[0..na) and word b[0..nb) are forms of one word, not a misspelling of it: one
@@ -125,8 +151,6 @@ static const char *correct_word(const atlas_engine *e, const char *w, bool maybe
 	int max = len >= TYPO_TWO_EDITS_LEN ? 2 : 1;
 	if (df > 0)
 		max = 1;
-	const vocab_entry *best = NULL;
-	int best_d = max + 1;
 	int lo_len = len - max < 0 ? 0 : len - max, hi_len = len + max > VOCAB_MAX_LEN ? VOCAB_MAX_LEN : len + max;
 	unsigned long long letters = letter_set(w, len);
 	/* the expansions budget: the words compared, checked before the scan */
@@ -136,22 +160,8 @@ static const char *correct_word(const atlas_engine *e, const char *w, bool maybe
 		return NULL;
 	}
 	pl->work.expansions += scan;
-	for (int j = e->by_len_start[lo_len]; j < e->by_len_start[hi_len + 1]; j++) {
-		if (more_bits_than(letters ^ e->by_len_letters[j], 2 * max))
-			continue; /* too many letters in one word only: further than max edits */
-		const vocab_entry *v = &e->vocab[e->by_len[j]];
-		if (v->df <= df)
-			continue;
-		if (df > 0 && v->df < df * TYPO_RARE_RATIO)
-			continue;
-		int d = atlas_edits(w, len, v->term, v->len, false, max);
-		if (d > max)
-			continue;
-		if (d < best_d || (d == best_d && v->df > best->df)) {
-			best = v;
-			best_d = d;
-		}
-	}
+	const vocab_entry *best = nearest_word(e, e->by_len_start[lo_len], e->by_len_start[hi_len + 1], w, len,
+					       letters, df, max);
 	if (best && inflection_of(e, w, len, best->term, best->len))
 		return NULL;
 	return best ? best->term : NULL;

@@ -23,7 +23,9 @@
 					   guide; weight: 1 / the distance; detail as guide_next */
 #define SIG_LIST_NEXT "list_next"       /* the candidate is the next page a page's links name after
 					   the source (a table of contents, a topic's list);
-					   detail: "that page's doc id|position" */
+					   detail: "that page's doc id|position", then "|m" when
+					   the two links are not both in a list's entries (the
+					   page's prose names them in that order) */
 #define SIG_TOPIC_NEXT "topic_next"     /* the candidate is next to the source in a shared topic's
 					   order (priority, then path); detail as same_topic */
 #define SIG_NUMBER_NEXT "number_next"   /* the candidate's title is numbered after the source's

@@ -45,6 +45,8 @@ typedef struct page_link {
 	char *anchor;       /* the #fragment, without '#': "" for none */
 	char *text;
 	int line;
+	bool listed;        /* an entry of a list (a table of contents): the first link of its item, not
+			     * the prose's */
 } page_link;
 
 typedef struct guide_section {

@@ -148,6 +148,7 @@ int add_ref(html_ref **v, int *n, const char *href, char *text, int line)
 	r[*n].href = strdup(href);
 	r[*n].text = text;
 	r[*n].line = line;
+	r[*n].listed = false;
 	if (!r[*n].href) {
 		free(text);
 		return ATLAS_ENOMEM;

@@ -21,6 +21,7 @@ typedef struct html_ref {
 	char *href;         /* as written in the page */
 	char *text;         /* the link's text, whitespace collapsed */
 	int line;
+	bool listed;        /* an entry of a list: the first link of its li or dt, not the prose's */
 } html_ref;
 
 typedef struct html_sec {

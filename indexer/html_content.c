@@ -283,6 +283,37 @@ static void body_children(body_state *st, const GumboElement *el)
 		body_node(st, el->children.data[i]);
 }
 
+/* The first link (a element) within node, in document order, or NULL. */
+static const GumboNode *first_link(const GumboNode *node)
+{
+	if (node->type != GUMBO_NODE_ELEMENT)
+		return NULL;
+	if (node->v.element.tag == GUMBO_TAG_A)
+		return node;
+	for (unsigned i = 0; i < node->v.element.children.length; i++) {
+		const GumboNode *a = first_link(node->v.element.children.data[i]);
+		if (a)
+			return a;
+	}
+	return NULL;
+}
+
+/* Whether link is an entry of a list, as a table of contents has them: the first link of its
+ * nearest li or dt, with no paragraph, definition (dd), cell or quotation between (a definition's
+ * text, a signature's further links, an item's prose are not). */
+static bool entry_link(const GumboNode *link)
+{
+	for (const GumboNode *up = link->parent; up && up->type == GUMBO_NODE_ELEMENT; up = up->parent) {
+		GumboTag t = up->v.element.tag;
+		if (t == GUMBO_TAG_LI || t == GUMBO_TAG_DT)
+			return first_link(up) == link;
+		if (t == GUMBO_TAG_P || t == GUMBO_TAG_DD || t == GUMBO_TAG_TD || t == GUMBO_TAG_TH ||
+		    t == GUMBO_TAG_BLOCKQUOTE || t == GUMBO_TAG_PRE || t == GUMBO_TAG_BODY)
+			return false;
+	}
+	return false;
+}
+
 static void body_link(body_state *st, const GumboNode *node)
 {
 	const GumboElement *el = &node->v.element;
@@ -300,8 +331,11 @@ static void body_link(body_state *st, const GumboNode *node)
 		text = trimmed_dup(st->text.buf + start);
 	if (text)
 		st->p->link_text += strlen(text);
-	if (add_ref(&st->p->links, &st->p->nlinks, href, text, (int)el->start_pos.line))
+	if (add_ref(&st->p->links, &st->p->nlinks, href, text, (int)el->start_pos.line)) {
 		st->oom = true;
+		return;
+	}
+	st->p->links[st->p->nlinks - 1].listed = entry_link(node);
 }
 
 static void body_node(body_state *st, const GumboNode *node)

@@ -25,6 +25,8 @@ typedef struct md_state {
 	size_t link_cursor;    /* where to look for the next link's text in body */
 	size_t line_off;       /* body offset whose line is line_no (1-based) */
 	int line_no;
+	int items;             /* how deep in list items */
+	int item_links[16];    /* links met in each item being read, the innermost last */
 	int oom;
 } md_state;
 
@@ -83,6 +85,8 @@ static void separate(md_state *st, char c)
 static int md_enter_block(MD_BLOCKTYPE type, void *detail, void *ud)
 {
 	md_state *st = ud;
+	if (type == MD_BLOCK_LI && st->items++ < 16)
+		st->item_links[st->items - 1] = 0;
 	if (type == MD_BLOCK_H) {
 		MD_BLOCK_H_DETAIL *h = detail;
 		if (h->level == 2 || h->level == 3) {
@@ -98,6 +102,8 @@ static int md_leave_block(MD_BLOCKTYPE type, void *detail, void *ud)
 {
 	md_state *st = ud;
 	(void)detail;
+	if (type == MD_BLOCK_LI && st->items > 0)
+		st->items--;
 	if (type == MD_BLOCK_H && st->in_heading) {
 		int level = st->in_heading;
 		st->in_heading = 0;
@@ -170,6 +176,7 @@ static int md_leave_span(MD_SPANTYPE type, void *detail, void *ud)
 	}
 	p->links = links;
 	page_link *l = &links[p->nlinks++];
+	l->listed = st->items > 0 && st->items <= 16 && st->item_links[st->items - 1]++ == 0;
 	l->target = st->link_target;
 	l->anchor = st->link_anchor;
 	st->link_target = st->link_anchor = NULL;

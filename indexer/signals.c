@@ -223,8 +223,10 @@ static void graph_signals(out_ctx *o, const corpus *c, const int *id_of, const f
 				emit(o, id_of[t], id_of[pi], NEXT_LINK_IN, link_out[pi], "");
 		}
 		/* the order of a page's links: a table of contents, a topic's list, a guide's
-		 * introduction, the pages a text names one after another */
+		 * introduction, the pages a text names one after another (those marked "|m": not
+		 * both in a list, named in that order by the prose) */
 		int last = -1, pos = 0;
+		bool last_listed = false;
 		for (int k = 0; p->type != ATLAS_TYPE_PAGE && k < p->nlinks; k++) {
 			int t = page_of(c, p->links[k].target);
 			if (t < 0 || t == pi || t == last || c->pages[t].type == ATLAS_TYPE_PAGE ||
@@ -232,10 +234,12 @@ static void graph_signals(out_ctx *o, const corpus *c, const int *id_of, const f
 				continue;
 			pos++;
 			if (last >= 0) {
-				snprintf(detail, sizeof(detail), "%d|%d", id_of[pi], pos);
+				snprintf(detail, sizeof(detail), "%d|%d%s", id_of[pi], pos,
+					 last_listed && p->links[k].listed ? "" : "|m");
 				emit(o, id_of[last], id_of[t], NEXT_LIST_NEXT, 1.0, detail);
 			}
 			last = t;
+			last_listed = p->links[k].listed;
 		}
 		for (int k = 0; k < p->nprereqs; k++) {
 			snprintf(path, sizeof(path), "/%s", p->prereqs[k]);

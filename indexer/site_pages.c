@@ -271,7 +271,7 @@ int make_page(site *s, int fi, page *p)
 
 /* Adds a link of page p to target (a page's path). A page may link to another more than once, as
  * a corpus page may: the index keeps one edge. */
-static void add_link(page *p, const char *target, const char *anchor, const char *text, int line)
+static void add_link(page *p, const char *target, const char *anchor, const char *text, int line, bool listed)
 {
 	page_link *l = p->links;
 	/* grown by doubling: the capacity is the power of two at or above nlinks */
@@ -283,6 +283,7 @@ static void add_link(page *p, const char *target, const char *anchor, const char
 	l[p->nlinks].text = strdup(text ? text : "");
 	l[p->nlinks].anchor = strdup(anchor);
 	l[p->nlinks].line = line;
+	l[p->nlinks].listed = listed;
 	if (l[p->nlinks].target && l[p->nlinks].text && l[p->nlinks].anchor)
 		p->nlinks++;
 	else {
@@ -312,7 +313,7 @@ void resolve_links(site *s)
 					diag_add(s->d, f->file, r->line, warn_sev(s), "link to missing anchor #%s of %s", frag,
 						 c->pages[s->files[t].page].path);
 				if (t != fi)
-					add_link(p, c->pages[s->files[t].page].path, frag, r->text, r->line);
+					add_link(p, c->pages[s->files[t].page].path, frag, r->text, r->line, r->listed);
 			} else if (!exists) {
 				diag_add(s->d, f->file, r->line, warn_sev(s), "link to missing page %s", r->href);
 			}

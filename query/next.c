@@ -49,13 +49,15 @@ typedef enum reason_kind {
 	R_GRAPH,
 	R_LIST,        /* "Next after this page in <page>" */
 	R_NUMBER,      /* "Next after <this page's number>" */
+	R_MENTION,     /* "Named after this page in <page>" */
 } reason_kind;
 
 typedef struct reason {
 	reason_kind kind;
 	int step;           /* R_STEP */
 	const char *detail; /* R_STEP: the guide's title; R_TOPIC*: the topic path; R_SIMILAR: terms;
-			     * R_LIST: the listing page's title; R_NUMBER: this page's number */
+			     * R_LIST, R_MENTION: the listing page's title; R_NUMBER: this page's
+			     * number */
 	double w;
 } reason;
 
@@ -115,6 +117,9 @@ static char *reason_text(const atlas_engine *e, const reason *r)
 		break;
 	case R_NUMBER:
 		snprintf(buf, sizeof(buf), "Next after %s", r->detail);
+		break;
+	case R_MENTION:
+		snprintf(buf, sizeof(buf), "Named after this page in %s", r->detail);
 		break;
 	case R_SIMILAR:
 		snprintf(buf, sizeof(buf), "Similar: %s", r->detail);
@@ -357,9 +362,9 @@ static int row_reason(reason *out, const next_state *ns, const next_row *row, at
 		break;
 	}
 	case NEXT_LIST_NEXT: {
-		/* detail: the listing page's id|position */
+		/* detail: the listing page's id|position, "|m" after it when its prose names the two */
 		int list = doc_of_id(ns, atoi_n(detail, n));
-		r.kind = R_LIST;
+		r.kind = n >= 2 && detail[n - 2] == '|' && detail[n - 1] == 'm' ? R_MENTION : R_LIST;
 		r.detail = list >= 0 ? ns->docs[list].title : "";
 		break;
 	}

@@ -379,6 +379,25 @@ static void read_guide_list(head_state *st, const GumboNode *node, const char *m
 	read_links(st, node, &g->steps, &g->nsteps);
 }
 
+/* Whether anchor el is marked as the link to the next page without rel=next: accesskey n (DocBook's
+ * and Sphinx's navigation bars), or a class token "next" or one ending in "-next" or "_next". */
+static bool next_marked(const GumboElement *el)
+{
+	const char *key = attr(el, "accesskey"), *cls = attr(el, "class");
+	if (key && strcasecmp(key, "n") == 0)
+		return true;
+	for (const char *t = cls; t && *t;) {
+		while (*t == ' ' || *t == '\t' || *t == '\n')
+			t++;
+		size_t n = strcspn(t, " \t\n");
+		if (n == 4 ? strncmp(t, "next", 4) == 0
+			   : n > 5 && strncmp(t + n - 4, "next", 4) == 0 && (t[n - 5] == '-' || t[n - 5] == '_'))
+			return true;
+		t += n;
+	}
+	return false;
+}
+
 void read_head(head_state *st, const GumboNode *node)
 {
 	if (node->type != GUMBO_NODE_ELEMENT && node->type != GUMBO_NODE_TEMPLATE)
@@ -435,6 +454,11 @@ void read_head(head_state *st, const GumboNode *node)
 		if (has_token(rel, "next") && !p->next) {
 			p->next = strdup(href);
 			p->next_line = (int)el->start_pos.line;
+		}
+		if (el->tag == GUMBO_TAG_A && !p->next_hint && href[0] != '#' && next_marked(el)) {
+			if (!(p->next_hint = strdup(href)))
+				st->oom = true;
+			p->next_hint_line = (int)el->start_pos.line;
 		}
 		if (has_token(rel, "up"))
 			set_once(&p->up, href, &st->oom);

@@ -45,8 +45,13 @@ typedef struct html_page {
 	int title_line;
 	char *og_title, *h1, *description, *first_para, *keywords, *image, *modified, *canonical;
 	char *og_url;       /* meta property="og:url", the page's address when it has no canonical link */
-	char *next;         /* href of <link rel=next> or a[rel=next] */
+	char *next;         /* href of <link rel=next> or a[rel=next]; else of the page's pagination link
+			     * to the next page (next_hint) */
 	int next_line;
+	char *next_hint;    /* href of the first a that a generator marks as the next page without
+			     * rel=next: accesskey n, or a class "next" or ending in "-next" or "_next"
+			     * (Docusaurus' pagination-nav__link--next, VitePress' pager-link next) */
+	int next_hint_line;
 	char *up;           /* href of rel=up, or of the a[accesskey=u] generators mark "Up" with */
 	html_ref *crumbs;   /* breadcrumb trail, from the top: the page's HTML one (nav[aria-label=
 			     * breadcrumb], .breadcrumb, Sphinx's related bar), else its first

@@ -511,6 +511,12 @@ int html_read(html_page *p, const char *data, size_t n, const html_opts *o)
 	hs.p = p;
 	hs.o = o;
 	read_head(&hs, out->root);
+	if (!p->next && p->next_hint) {
+		/* no rel=next: the generator's own mark of the next page */
+		p->next = p->next_hint;
+		p->next_line = p->next_hint_line;
+		p->next_hint = NULL;
+	}
 	finish_ids(p);
 	const GumboNode *root = hs.root_sel ? hs.root_sel : hs.marked ? hs.marked : hs.main ? hs.main
 			      : hs.role_main ? hs.role_main : hs.article ? hs.article : hs.body ? hs.body : out->root;
@@ -567,6 +573,7 @@ void html_page_free(html_page *p)
 	free(p->canonical);
 	free(p->og_url);
 	free(p->next);
+	free(p->next_hint);
 	free(p->up);
 	free_refs(p->crumbs, p->ncrumbs);
 	free_refs(p->trail_ends, p->ntrail_ends);

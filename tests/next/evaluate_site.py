@@ -6,7 +6,9 @@ engine and the baselines. The site's pages may sit in folders; links are resolve
 1. Leave one chapter's route out: for each of --chapters routes (the guides atlas-index --site
    makes from rel=next chains, 4 steps or more, drawn with a fixed seed), the site is copied with
    that route's order removed from what Atlas sees (rel=next and rel=prev dropped from the
-   chapter's pages, and from the other pages those that lead into the chapter, and the entries of
+   chapter's pages, and from the other pages those that lead into the chapter, with the marks a
+   generator gives such links without rel: accesskey n and p, classes like pagination-nav__link--next;
+   and the entries of
    every table of contents listing the chapter's pages shuffled), and indexed again; for each step
    i, next(g_i, seen = g_1..g_i-1) is asked with no guide given, and the rank of g_i+1 is found in
    the engine's 50 best.
@@ -46,6 +48,19 @@ METHODS = ["engine", "random", "same-topic", "text-similarity", "link-only", "hu
 REL_LINK_RE = re.compile(r'<link\s+rel="(?:next|prev)"[^>]*>', re.I)
 REL_A_RE = re.compile(r'<a\b[^>]*\srel="(?:next|prev)"[^>]*>', re.I)
 A_REL_RE = re.compile(r'\srel="(?:next|prev)"', re.I)
+# the marks a generator gives its next and previous page's links without rel (accesskey n and p,
+# classes "next", "...-next", "..._next" and the same of "prev"), which atlas-index also reads
+ANCHOR_RE = re.compile(r'<a\b[^>]*>', re.I)
+ACCESSKEY_RE = re.compile(r'\saccesskey="[np]"', re.I)
+CLASS_RE = re.compile(r'(\sclass=")([^"]*)(")', re.I)
+ORDER_TOKEN_RE = re.compile(r'^(?:next|prev|previous|.*[-_](?:next|prev|previous))$')
+
+
+def unmark(tag):
+    """An anchor's tag without its accesskey n or p and its next- or previous-page classes."""
+    tag = ACCESSKEY_RE.sub("", tag)
+    return CLASS_RE.sub(lambda m: m.group(1) + " ".join(t for t in m.group(2).split()
+                                                         if not ORDER_TOKEN_RE.match(t)) + m.group(3), tag)
 
 
 def build(indexer, site, out):
@@ -143,12 +158,14 @@ def sources(db_path, site):
 
 def strip_order(html, page, files):
     """html of the site file page without the rel=next and rel=prev that lead into files (all of
-    them when page is one of files): a link element loses the whole element, an anchor only its rel."""
+    them when page is one of files): a link element loses the whole element, an anchor only its rel;
+    the anchors that lead there lose the marks of a next or previous page (accesskey, classes) too."""
     def cut(m, keep):
         h = HREF_RE.search(m.group(0))
         return keep(m) if page in files or (h and resolve(page, h.group(1)) in files) else m.group(0)
     html = REL_LINK_RE.sub(lambda m: cut(m, lambda _: ""), html)
-    return REL_A_RE.sub(lambda m: cut(m, lambda m: A_REL_RE.sub("", m.group(0))), html)
+    html = REL_A_RE.sub(lambda m: cut(m, lambda m: A_REL_RE.sub("", m.group(0))), html)
+    return ANCHOR_RE.sub(lambda m: cut(m, lambda m: unmark(m.group(0))), html)
 
 
 def copy_site(src, dst):

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MD_ITEM_DEPTH 16 /* list items within items whose links are told apart */
+
 typedef struct md_state {
 	page *p;
 	const char *body;      /* the Markdown text, for locating links */
@@ -26,7 +28,7 @@ typedef struct md_state {
 	size_t line_off;       /* body offset whose line is line_no (1-based) */
 	int line_no;
 	int items;             /* how deep in list items */
-	int item_links[16];    /* links met in each item being read, the innermost last */
+	int item_links[MD_ITEM_DEPTH]; /* links met in each item being read, the innermost last */
 	int oom;
 } md_state;
 
@@ -85,7 +87,7 @@ static void separate(md_state *st, char c)
 static int md_enter_block(MD_BLOCKTYPE type, void *detail, void *ud)
 {
 	md_state *st = ud;
-	if (type == MD_BLOCK_LI && st->items++ < 16)
+	if (type == MD_BLOCK_LI && st->items++ < MD_ITEM_DEPTH)
 		st->item_links[st->items - 1] = 0;
 	if (type == MD_BLOCK_H) {
 		MD_BLOCK_H_DETAIL *h = detail;
@@ -176,7 +178,7 @@ static int md_leave_span(MD_SPANTYPE type, void *detail, void *ud)
 	}
 	p->links = links;
 	page_link *l = &links[p->nlinks++];
-	l->listed = st->items > 0 && st->items <= 16 && st->item_links[st->items - 1]++ == 0;
+	l->listed = st->items > 0 && st->items <= MD_ITEM_DEPTH && st->item_links[st->items - 1]++ == 0;
 	l->target = st->link_target;
 	l->anchor = st->link_anchor;
 	st->link_target = st->link_anchor = NULL;

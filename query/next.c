@@ -511,9 +511,6 @@ void next_state_free(next_state *ns)
 	free(ns);
 }
 
-/* The reader follows guide (a page of ns) from page src, having read seen[0..nseen): its first
- * unread step after src (else its first unread step) becomes a candidate in all[0..*n) (grown as
- * slot_for does), w more, with the step as its reason. Out of memory leaves it out. */
 #define ROUTE_STEPS_MAX 1024
 
 /* The steps of guide (a page of ns) in order into steps[0..ROUTE_STEPS_MAX) (a step the engine
@@ -547,6 +544,9 @@ static int route_agrees(const next_state *ns, int guide, int src, const int *see
 	return k;
 }
 
+/* The reader follows guide (a page of ns) from page src, having read seen[0..nseen): its first
+ * unread step after src (else its first unread step) becomes a candidate in all[0..*n) (grown as
+ * slot_for does), w more, with the step as its reason. Out of memory leaves it out. */
 static void follow_guide(const next_state *ns, int guide, int src, const int *seen, int nseen, double w, nx **all,
 			 int *n, int *cap)
 {
@@ -569,6 +569,47 @@ static void follow_guide(const next_state *ns, int guide, int src, const int *se
 			break;
 		}
 	}
+}
+
+/* No guide named: the route the reader is on, found from what was read (seen[0..nseen), seen[0]
+ * being src), is followed as follow_guide does. With nothing read, the one guide page src alone is
+ * a step of (NEXT_W_GUIDE_ALONE); else the guides whose step before src is the page read last, of
+ * several those whose steps agree longest with what was read (NEXT_W_GUIDE_FOLLOWED, shared). */
+static void follow_read_route(const next_state *ns, int src, const int *seen, int nseen, nx **all, int *n, int *cap)
+{
+	if (nseen == 1) {
+		sqlite3_stmt *ro = ns->st_routes_of;
+		sqlite3_bind_int(ro, 1, ns->docs[src].id);
+		int g = -1, count = 0;
+		while (sqlite3_step(ro) == SQLITE_ROW)
+			if (count++ == 0)
+				g = doc_of_id(ns, sqlite3_column_int(ro, 0));
+		sqlite3_reset(ro);
+		if (count == 1 && g >= 0)
+			follow_guide(ns, g, src, seen, nseen, NEXT_W_GUIDE_ALONE, all, n, cap);
+		return;
+	}
+	sqlite3_stmt *rt = ns->st_routes_through;
+	sqlite3_bind_int(rt, 1, ns->docs[src].id);
+	sqlite3_bind_int(rt, 2, ns->docs[seen[nseen - 1]].id);
+	int routes[8], agree[8], nroutes = 0, most = 0, best = 0;
+	while (sqlite3_step(rt) == SQLITE_ROW && nroutes < 8) {
+		int g = doc_of_id(ns, sqlite3_column_int(rt, 0));
+		if (g >= 0)
+			routes[nroutes++] = g;
+	}
+	sqlite3_reset(rt);
+	for (int i = 0; i < nroutes; i++) {
+		agree[i] = nroutes == 1 ? 1 : route_agrees(ns, routes[i], src, seen, nseen);
+		if (agree[i] > most) {
+			most = agree[i];
+			best = 0;
+		}
+		best += agree[i] == most;
+	}
+	for (int i = 0; i < nroutes && most > 0; i++)
+		if (agree[i] == most)
+			follow_guide(ns, routes[i], src, seen, nseen, NEXT_W_GUIDE_FOLLOWED / best, all, n, cap);
 }
 
 int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params *p, atlas_error *err)
@@ -620,44 +661,8 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 	/* the guide the reader follows: its first unread step after this page comes first */
 	if (guide >= 0)
 		follow_guide(ns, guide, src, seen, nseen, NEXT_W_GUIDE_CHOSEN, &all, &n, &cap);
-	else if (nseen == 1) {
-		/* nothing read before: a page that is a step of one guide alone is read on that route */
-		sqlite3_stmt *ro = ns->st_routes_of;
-		sqlite3_bind_int(ro, 1, ns->docs[src].id);
-		int g = -1, count = 0;
-		while (sqlite3_step(ro) == SQLITE_ROW)
-			if (count++ == 0)
-				g = doc_of_id(ns, sqlite3_column_int(ro, 0));
-		sqlite3_reset(ro);
-		if (count == 1 && g >= 0)
-			follow_guide(ns, g, src, seen, nseen, NEXT_W_GUIDE_ALONE, &all, &n, &cap);
-	} else {
-		/* none named, the guides whose step before this page is the page read last: the reader
-		 * is on one of those routes */
-		sqlite3_stmt *rt = ns->st_routes_through;
-		sqlite3_bind_int(rt, 1, ns->docs[src].id);
-		sqlite3_bind_int(rt, 2, ns->docs[seen[nseen - 1]].id);
-		int routes[8], agree[8], nroutes = 0, most = 0, best = 0;
-		while (sqlite3_step(rt) == SQLITE_ROW && nroutes < 8) {
-			int g = doc_of_id(ns, sqlite3_column_int(rt, 0));
-			if (g >= 0)
-				routes[nroutes++] = g;
-		}
-		sqlite3_reset(rt);
-		/* of several, those whose steps agree longest with what was read */
-		for (int i = 0; i < nroutes; i++) {
-			agree[i] = nroutes == 1 ? 1 : route_agrees(ns, routes[i], src, seen, nseen);
-			if (agree[i] > most) {
-				most = agree[i];
-				best = 0;
-			}
-			best += agree[i] == most;
-		}
-		for (int i = 0; i < nroutes && most > 0; i++)
-			if (agree[i] == most)
-				follow_guide(ns, routes[i], src, seen, nseen, NEXT_W_GUIDE_FOLLOWED / best, &all, &n,
-					     &cap);
-	}
+	else
+		follow_read_route(ns, src, seen, nseen, &all, &n, &cap);
 	/* leave out what was read and site pages; weigh page types */
 	for (int i = 0; i < n; i++) {
 		nx *c = &all[i];

@@ -39,6 +39,7 @@ struct blockmax {
 	int ndocs;
 	cursor *c[FTS_MAX_PHRASES];
 	int n;
+	int word_from, complete_from, complete_to; /* blockmax_set_typed */
 	bool failed; /* a malformed block was met */
 	long decoded;
 };
@@ -78,11 +79,19 @@ void blockmax_reset(blockmax *q)
 		q->c[i]->blob = NULL;
 	}
 	q->n = 0;
+	q->word_from = q->complete_from = q->complete_to = 0;
 	q->failed = false;
 	q->decoded = 0;
 	/* an open blob holds a read transaction: none is kept between searches */
 	sqlite3_blob_close(q->spill);
 	q->spill = NULL;
+}
+
+void blockmax_set_typed(blockmax *q, int word_from, int complete_from, int complete_to)
+{
+	q->word_from = word_from;
+	q->complete_from = complete_from;
+	q->complete_to = complete_to;
 }
 
 void blockmax_free(blockmax *q)
@@ -250,7 +259,8 @@ static bool score_page(blockmax *q, int d, uint64_t positive, bool all, blockmax
 {
 	const int *len = q->sizes + (size_t)(d - 1) * FTS_NCOLS;
 	uint64_t groups = 0;
-	*h = (blockmax_hit){ d, 0, 0, 0, 0, 0 };
+	bool word_matched = false; /* the word being typed itself, before its completions */
+	*h = (blockmax_hit){ d, 0, 0, 0, 0, 0, 0 };
 	for (int i = 0; i < q->n; i++) {
 		cursor *c = q->c[i];
 		if (c->negated) {
@@ -268,7 +278,10 @@ static bool score_page(blockmax *q, int d, uint64_t positive, bool all, blockmax
 			any |= (tf[col] = tf_at(c, col)) != 0;
 		if (!any)
 			continue;
-		h->bm25 += contribution(c->idf, rank_bm25f_tf(tf, len, q->avg));
+		if (i >= q->word_from && i < q->complete_from)
+			word_matched = true;
+		if (!(word_matched && i >= q->complete_from && i < q->complete_to))
+			h->bm25 += contribution(c->idf, rank_bm25f_tf(tf, len, q->avg));
 		groups |= 1ULL << c->group;
 		if (i < 63) {
 			h->phrases |= 1ULL << i;
@@ -276,6 +289,8 @@ static bool score_page(blockmax *q, int d, uint64_t positive, bool all, blockmax
 				h->title |= 1ULL << i;
 			if (tf[FTS_KEYWORDS])
 				h->keywords |= 1ULL << i;
+			if (tf[FTS_HEADINGS])
+				h->headings |= 1ULL << i;
 		}
 	}
 	return all ? groups == positive : groups != 0;

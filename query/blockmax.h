@@ -26,8 +26,13 @@ int blockmax_new(blockmax **out, sqlite3 *db, const int *sizes, const double *av
 /* Frees q. Accepts NULL. */
 void blockmax_free(blockmax *q);
 
-/* Starts a new query, forgetting the last one's phrases. */
+/* Starts a new query, forgetting the last one's phrases and its word being typed. */
 void blockmax_reset(blockmax *q);
+
+/* Marks the word being typed of the query: phrases [word_from, complete_from) are the word itself,
+ * [complete_from, complete_to) its completions, which add nothing to a page holding the word itself,
+ * as atlas_rank scores them (rank_row_phrase_end); the masks count them still. */
+void blockmax_set_typed(blockmax *q, int word_from, int complete_from, int complete_to);
 
 /* Adds the next phrase of the query: the single analyzed term term[0..n), matched in the columns
  * of colmask (bit c: fts column c), as an alternative of group (0..63); a negated group's pages
@@ -38,11 +43,12 @@ int blockmax_add(blockmax *q, const char *term, int n, unsigned colmask, int gro
 		 double idf, atlas_error *err);
 
 /* One page found: its BM25F score, its final score (the caller's, or bm25 x prior), and the
- * phrases it holds: anywhere (in their columns), in the title, in the keywords. */
+ * phrases it holds: anywhere (in their columns), in the title, in the keywords, in the section
+ * headings. */
 typedef struct blockmax_hit {
 	int doc;
 	double bm25, score;
-	uint64_t phrases, title, keywords;
+	uint64_t phrases, title, keywords, headings;
 } blockmax_hit;
 
 /* The caller's final score of a hit (whose bm25 and masks are set): it must never exceed

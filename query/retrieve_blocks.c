@@ -8,12 +8,11 @@
 
 bool blocks_expression(atlas_engine *e, const plan *pl)
 {
-	/* a word being typed whose completions count only where the word itself is absent
-	 * (rank_row_phrase_end) is scored by FTS5's or the held postings' rows: the block maxima
-	 * hold no such rule */
-	if (!e->blockmax || pl->complete_from < pl->complete_to)
+	if (!e->blockmax)
 		return false;
 	blockmax_reset(e->blockmax);
+	/* a word being typed: its completions count only where the word itself is absent */
+	blockmax_set_typed(e->blockmax, pl->word_from, pl->complete_from, pl->complete_to);
 	int p = 0;
 	atlas_error err = { 0, "" };
 	for (int neg = 0; neg < 2; neg++)
@@ -50,6 +49,7 @@ static void each_page(void *ctx, const blockmax_hit *h)
 	rec->row_phrases = (sqlite3_int64)h->phrases;
 	rec->row_title = (sqlite3_int64)h->title;
 	rec->row_keywords = (sqlite3_int64)h->keywords;
+	rec->row_headings = (sqlite3_int64)h->headings;
 	rec->row_start = rec->ninst;
 	rec->row_n = -1;
 	s->take(s->ctx, h->doc, h->bm25);

@@ -463,6 +463,50 @@ static bool proximity_possible(const plan *pl)
 	return false;
 }
 
+/* The most proximity_of can give a page whose whole-pages row matched phrases (its positions
+ * unread): the share of the pairs it counts whose two terms both have a phrase among them. 1 when
+ * the phrases do not all have a bit. */
+static double proximity_most(const plan *pl, sqlite3_int64 phrases)
+{
+	if (pl->nphrases >= 63)
+		return 1;
+	int pairs = 0, both = 0, prev = -1;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		if (t->negated || t->stop)
+			continue;
+		if (t->phrase) {
+			prev = -1;
+			continue;
+		}
+		if (prev >= 0) {
+			pairs++;
+			both += (pl->term_phrases[prev] & phrases) && (pl->term_phrases[i] & phrases);
+		}
+		prev = i;
+	}
+	return pairs ? (double)both / pairs : 0;
+}
+
+/* The most heading_match can give a page whose whole-pages row matched heading_phrases in its
+ * section headings (its positions unread): its terms with a phrase there over all, the query's
+ * content words, at most 1. 1 when the phrases do not all have a bit. */
+static double heading_most(const plan *pl, sqlite3_int64 heading_phrases, double all)
+{
+	if (pl->nphrases >= 63)
+		return 1;
+	if (all <= 0)
+		return 0;
+	unsigned long long terms = 0;
+	for (unsigned long long m = (unsigned long long)heading_phrases; m; m &= m - 1) {
+		int term = pl->phrase_term[__builtin_ctzll(m)];
+		if (term >= 0 && term < 64)
+			terms |= 1ULL << term;
+	}
+	double most = __builtin_popcountll(terms) / all;
+	return most < 1 ? most : 1;
+}
+
 /* Restores the heap order of h[0..n) (least first) from index i down. */
 static void min_heap_down(double *h, int n, int i)
 {
@@ -500,8 +544,8 @@ void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t show
 	int words = query_words(pl);
 	double all = pl->ncontent; /* the query's content words */
 	/* the most the proximity and heading boosts can give, and with the path's */
-	const double near_most = (proximity_possible(pl) ? 1 + RANK_PROXIMITY : 1) *
-				 (all > 0 && pl->nphrases <= MAX_PHRASES ? 1 + RANK_HEADING_MATCH : 1);
+	const bool near = proximity_possible(pl), headed = all > 0 && pl->nphrases <= MAX_PHRASES;
+	const double near_most = (near ? 1 + RANK_PROXIMITY : 1) * (headed ? 1 + RANK_HEADING_MATCH : 1);
 	const double most = (all > 0 ? 1 + RANK_PATH_WORDS : 1) * near_most;
 	for (int i = 0; i < n; i++) {
 		candidate *c = &e->cand[rk[i].doc];
@@ -513,9 +557,22 @@ void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t show
 			c->path = 0;
 			continue;
 		}
-		/* pages from the postings table come without positions (an engine reading it) */
-		if (e->blockmax)
+		/* pages from the postings table come without positions (an engine reading it): read
+		 * only for a page that, boosted the most its matched phrases allow, could pass; a page
+		 * of the titles or fields alone has none, as from FTS5 */
+		if (e->blockmax && c->inst_n < 0 && c->page_row) {
+			if (nh == cap) {
+				double page_most =
+					(1 + RANK_PATH_WORDS * c->path) *
+					(near ? 1 + RANK_PROXIMITY * proximity_most(pl, c->phrases) : 1) *
+					(headed ? 1 + RANK_HEADING_MATCH * heading_most(pl, c->heading_phrases, all) : 1);
+				if (rank_key(rk[i].tier, rk[i].score * page_most) < heap[0]) {
+					c->path = 0;
+					continue;
+				}
+			}
 			ensure_recorded(e, rk[i].doc, pl);
+		}
 		c->proximity = proximity_of(e, pl, c);
 		c->heading = heading_match(e, pl, c, rk[i].doc, words, all);
 		c->score *= (1 + RANK_PATH_WORDS * c->path) * (1 + RANK_PROXIMITY * c->proximity) *

@@ -122,6 +122,10 @@ typedef struct atlas_results {
 	/* false when total is an estimate: words so common that retrieval stopped at the pages
 	 * whose important fields hold them, and the rest were not counted (see atlas_search) */
 	bool total_exact;
+	/* the type facet's counts of the types not searched are estimates from the words' page
+	 * counts: the search was kept to a few types' pages (atlas_search); serialized as
+	 * facets_exact */
+	bool facets_estimated;
 	int total_all;       /* of the pages counted in total, those holding every content word
 				(of those retrieved, when total is an estimate); not serialized */
 	double took_ms;

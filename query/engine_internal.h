@@ -4,6 +4,7 @@
 #ifndef ATLAS_ENGINE_INTERNAL_H
 #define ATLAS_ENGINE_INTERNAL_H
 
+#include <stdint.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 
@@ -134,6 +135,12 @@ struct atlas_engine {
 	match_record rec;       /* atlas_rank's matches of the current query */
 	struct postings_query *postings; /* searches over the held full-text index, or NULL (postings.h) */
 	struct blockmax *blockmax; /* the postings table read (atlas_engine_read_postings_table), or NULL */
+	/* the postings table read for a search kept to a few pages' types (retrieve.c:
+	 * type_allowed), made at the first such search; the pages of each type as bitsets */
+	struct blockmax *type_blocks;
+	uint64_t *type_pages[ATLAS_TYPE_COUNT];
+	int type_count[ATLAS_TYPE_COUNT];
+	uint64_t *allowed;      /* the pages of the types searched, bit d of allowed[d / 64] */
 	int *col_sizes;         /* tokens per fts column of every page, for atlas_rank */
 	/* per-query scratch, sized ndocs */
 	unsigned *mark;

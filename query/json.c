@@ -318,6 +318,7 @@ char *atlas_json_search(const atlas_engine *e, const atlas_results *r)
 		  (r->total_exact ? PUT(&sb, ",\"total_exact\":true")
 				  : PUT(&sb, ",\"total_exact\":false")) ||
 		  (r->partial ? PUT(&sb, ",\"partial\":true") : PUT(&sb, ",\"partial\":false")) ||
+		  (r->facets_estimated ? PUT(&sb, ",\"facets_exact\":false") : PUT(&sb, ",\"facets_exact\":true")) ||
 		  PUT(&sb, ",\"unquoted\":[") || put_unquoted(&sb, r) || PUT(&sb, "]") ||
 		  PUT(&sb, ",\"took_ms\":") || put_num3(&sb, r->took_ms) ||
 		  PUT(&sb, ",\"page\":") || put_num3(&sb, limit ? r->offset / limit + 1 : 1) ||

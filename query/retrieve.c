@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blockmax.h"
 #include "postings.h"
 #include "rank.h"
 #include "search_internal.h"
@@ -90,7 +91,7 @@ enum { SOURCE_FTS5, SOURCE_HELD, SOURCE_BLOCKS };
  * most cap rows, the first in rowid order, from whichever source. Adds to *rows the rows seen.
  * Returns 0 or ATLAS_ESQL. */
 static int run_match(atlas_engine *e, const char *expr, bool strict, match_tier tier, int source,
-		     long cap, int *rows, atlas_error *err)
+		     const uint64_t *allowed, long cap, int *rows, atlas_error *err)
 {
 	row_sink sink = { e, strict, tier, 0 };
 	if (source == SOURCE_HELD && tier == TIER_PAGES &&
@@ -99,7 +100,8 @@ static int run_match(atlas_engine *e, const char *expr, bool strict, match_tier 
 		return 0;
 	}
 	if (source == SOURCE_BLOCKS && tier == TIER_PAGES) {
-		int rc = blocks_run(e, strict, cap, take_row, &sink, err);
+		int rc = blocks_run(e, allowed ? e->type_blocks : e->blockmax, strict, cap, allowed, take_row, &sink,
+				    err);
 		*rows += sink.rows;
 		return rc;
 	}
@@ -390,6 +392,80 @@ static int count_matching(const atlas_engine *e, const atlas_search_params *p, c
 	return found;
 }
 
+bool type_wanted(const atlas_search_params *p, const atlas_search_more *m, int t)
+{
+	if (p->type && (int)atlas_page_type_of(p->type) == t)
+		return true;
+	for (int k = 0; k < m->ntypes; k++)
+		if ((int)atlas_page_type_of(m->types[k]) == t)
+			return true;
+	return false;
+}
+
+/* Makes e's bitsets of the pages of each type and its reader of the postings table, once. Returns
+ * whether they are there (not when out of memory, or without the column sizes the table's scores
+ * need). */
+static bool type_sets(atlas_engine *e)
+{
+	if (e->type_blocks)
+		return true;
+	if (!e->rec.sizes)
+		return false;
+	size_t words = (size_t)e->ndocs / 64 + 1;
+	for (int t = 0; t < ATLAS_TYPE_COUNT; t++)
+		if (!e->type_pages[t] && !(e->type_pages[t] = calloc(words, sizeof(uint64_t))))
+			return false;
+	if (!e->allowed && !(e->allowed = calloc(words, sizeof(uint64_t))))
+		return false;
+	for (int d = 0; d < e->ndocs; d++) {
+		int t = e->docs[d].type_id;
+		if (t >= 0 && t < ATLAS_TYPE_COUNT) {
+			/* the table's rows are the pages' ids, 1..ndocs */
+			e->type_pages[t][(d + 1) / 64] |= 1ULL << ((d + 1) % 64);
+			e->type_count[t]++;
+		}
+	}
+	atlas_error err = { 0, "" };
+	return blockmax_new(&e->type_blocks, e->db, e->rec.sizes, e->rec.avg, e->ndocs, &err) == 0;
+}
+
+/* The pages of a search kept to a few types, when retrieval is better kept to them: the words are
+ * so common that the search would otherwise stop at the titles and fields (RANK_BROAD_DF), it
+ * filters by type alone (no topic, no filter of the caller's), every type named is one
+ * the engine knows, the engine walks neither held postings nor the table for every search, and the
+ * pages of those types are at most a quarter of the rows the words would give. Returns the bitset
+ * (e->allowed, valid until the next search) with *n its pages, or NULL. */
+static const uint64_t *type_allowed(atlas_engine *e, const plan *pl, const atlas_search_params *p,
+				    const atlas_search_more *m, int *n)
+{
+	*n = 0;
+	/* only where the search would not walk every page the words give (whatever the budget: a
+	 * search it does not stop is the one without a budget) */
+	if (pl->est_df <= RANK_BROAD_DF || !type_filtered(p, m) || topic_filtered(p, m) || e->postings || e->blockmax)
+		return NULL;
+	if (p->type && atlas_page_type_of(p->type) == ATLAS_TYPE_OTHER)
+		return NULL;
+	for (int k = 0; k < m->ntypes; k++)
+		if (atlas_page_type_of(m->types[k]) == ATLAS_TYPE_OTHER)
+			return NULL;
+	if (!type_sets(e))
+		return NULL;
+	int count = 0;
+	for (int t = 0; t < ATLAS_TYPE_COUNT; t++)
+		if (type_wanted(p, m, t))
+			count += e->type_count[t];
+	if ((long)count * 4 > pl->est_any || !blocks_expression(e, e->type_blocks, pl))
+		return NULL;
+	size_t words = (size_t)e->ndocs / 64 + 1;
+	memset(e->allowed, 0, words * sizeof(uint64_t));
+	for (int t = 0; t < ATLAS_TYPE_COUNT; t++)
+		if (type_wanted(p, m, t))
+			for (size_t w = 0; w < words; w++)
+				e->allowed[w] |= e->type_pages[t][w];
+	*n = count;
+	return e->allowed;
+}
+
 /* Finds the candidates of plan pl into e (e->touched, e->cand; a new generation), at least want
  * pages that pass the search's filters when there are as many, within pl's work budget (pl->work
  * counted, pl->budget_hit and pl->partial set). With trace, appends a line per step taken to it.
@@ -425,7 +501,18 @@ int retrieve(atlas_engine *e, plan *pl, const atlas_search_params *p, const atla
 	e->rec.word_from = pl->word_from;
 	e->rec.complete_from = pl->complete_from;
 	e->rec.complete_to = pl->complete_to;
-	int source = held_expression(e, pl) ? SOURCE_HELD : blocks_expression(e, pl) ? SOURCE_BLOCKS : SOURCE_FTS5;
+	int source = held_expression(e, pl)		    ? SOURCE_HELD
+		     : blocks_expression(e, e->blockmax, pl) ? SOURCE_BLOCKS
+							    : SOURCE_FTS5;
+	/* a search kept to types of few pages walks the postings table through those pages alone,
+	 * every one of them, instead of the titles and fields of every page */
+	int nallowed = 0;
+	const uint64_t *allowed = source == SOURCE_FTS5 ? type_allowed(e, pl, p, m, &nallowed) : NULL;
+	if (allowed) {
+		source = SOURCE_BLOCKS;
+		broad = false;
+		pl->kept_to_types = true;
+	}
 	const char *titled[2] = { strbuf_str(&pl->titles_strict), strbuf_str(&pl->titles_relaxed) };
 	/* a narrower table's NOT leaves out only the pages whose titles or fields hold the word: the
 	 * pages holding it anywhere are found first and left out of every step */
@@ -436,25 +523,28 @@ int retrieve(atlas_engine *e, plan *pl, const atlas_search_params *p, const atla
 	long row_cost = pl->nphrases > ATLAS_WORK_ROW_PHRASES
 				? (pl->nphrases + ATLAS_WORK_ROW_PHRASES - 1) / ATLAS_WORK_ROW_PHRASES
 				: 1;
+	/* kept to a few pages: at most their entries of each phrase are read a step */
+	long step_cost = allowed && (long)nallowed * pl->nphrases < pl->step_cost ? (long)nallowed * pl->nphrases
+										  : pl->step_cost;
 	for (int pass = all_first ? 0 : 1; pass < 2 && found < want; pass++) {
 		for (int tier = broad ? TIER_TITLES : TIER_PAGES; tier <= TIER_PAGES && found < want; tier++) {
 			/* the work budget: a step after the first only when its postings and a row
 			 * still fit; any step only when the caller's stop hook does not end the search */
 			if ((m->stop && m->stop(m->stop_ctx)) ||
-			    (steps && (pl->work.postings + pl->step_cost > pl->budget.postings ||
+			    (steps && (pl->work.postings + step_cost > pl->budget.postings ||
 				       pl->work.candidates >= pl->budget.candidates))) {
 				pl->budget_hit = true;
 				pass = 2;
 				break;
 			}
 			steps++;
-			pl->work.postings += pl->step_cost;
+			pl->work.postings += step_cost;
 			nrows = 0;
 			long cap = (pl->budget.candidates - pl->work.candidates) / row_cost;
 			if (cap < 1)
 				cap = 1;
 			rc = run_match(e, tier == TIER_TITLES ? titled[pass] : passes[pass], pass == 0, tier, source,
-				       cap, &nrows, err);
+				       allowed, cap, &nrows, err);
 			pl->work.candidates += nrows * row_cost;
 			if (nrows >= cap)
 				pl->budget_hit = true;

@@ -6,13 +6,13 @@
 #include "postings.h"
 #include "search_internal.h"
 
-bool blocks_expression(atlas_engine *e, const plan *pl)
+bool blocks_expression(atlas_engine *e, blockmax *q, const plan *pl)
 {
-	if (!e->blockmax)
+	if (!q)
 		return false;
-	blockmax_reset(e->blockmax);
+	blockmax_reset(q);
 	/* a word being typed: its completions count only where the word itself is absent */
-	blockmax_set_typed(e->blockmax, pl->word_from, pl->complete_from, pl->complete_to);
+	blockmax_set_typed(q, pl->word_from, pl->complete_from, pl->complete_to);
 	int p = 0;
 	atlas_error err = { 0, "" };
 	for (int neg = 0; neg < 2; neg++)
@@ -26,7 +26,7 @@ bool blocks_expression(atlas_engine *e, const plan *pl)
 				unsigned cols = t->alt_titled[k] ? (1u << FTS_TITLE) | (1u << FTS_KEYWORDS)
 								 : (1u << FTS_NCOLS) - 1;
 				double idf = p < pl->nidf ? pl->idf[p] : 1.0;
-				if (n < 0 || i > 63 || blockmax_add(e->blockmax, term, n, cols, i, neg, idf, &err))
+				if (n < 0 || i > 63 || blockmax_add(q, term, n, cols, i, neg, idf, &err))
 					return false;
 				e->rec.phrase_size[p++] = 1;
 			}
@@ -55,13 +55,13 @@ static void each_page(void *ctx, const blockmax_hit *h)
 	s->take(s->ctx, h->doc, h->bm25);
 }
 
-int blocks_run(atlas_engine *e, bool strict, long cap, void (*take)(void *, sqlite3_int64, double),
-	       void *ctx, atlas_error *err)
+int blocks_run(atlas_engine *e, blockmax *q, bool strict, long cap, const uint64_t *allowed,
+	       void (*take)(void *, sqlite3_int64, double), void *ctx, atlas_error *err)
 {
 	each_sink s = { e, take, ctx };
-	blockmax_args a = { .k = 0, .all_groups = strict, .exhaustive = true, .prior_max = 1.0,
+	blockmax_args a = { .k = 0, .all_groups = strict, .exhaustive = true, .allowed = allowed, .prior_max = 1.0,
 			    .slack = 1.0, .ctx = &s, .each = each_page, .max_rows = cap };
 	blockmax_hit none[1];
 	blockmax_result r;
-	return blockmax_run(e->blockmax, &a, none, &r, err);
+	return blockmax_run(q, &a, none, &r, err);
 }

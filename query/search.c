@@ -311,8 +311,28 @@ static void sort_shown(atlas_engine *e, const plan *pl, const atlas_search_more 
 	}
 }
 
+/* Sets ntype[t] of each type t the search was not kept to (retrieval walked the pages of the types
+ * searched alone, whose counts ntype holds) to an estimate: the pages estimated to hold a word
+ * (estimate_total) less those counted, shared among the other types as their pages are. */
+static void estimate_other_types(atlas_engine *e, const plan *pl, const atlas_search_params *p,
+				 const atlas_search_more *m, int *ntype)
+{
+	long counted = 0, others = 0;
+	for (int t = 0; t < ATLAS_TYPE_OTHER; t++) {
+		if (type_wanted(p, m, t))
+			counted += ntype[t];
+		else
+			others += e->type_count[t];
+	}
+	long rest = estimate_total(e, pl) - counted;
+	for (int t = 0; t < ATLAS_TYPE_OTHER; t++)
+		if (!type_wanted(p, m, t))
+			ntype[t] = rest > 0 && others > 0 ? (int)((double)rest * e->type_count[t] / others + 0.5) : 0;
+}
+
 /* Sets res's totals and type facets from the nrk pages ranked and the counts fc: the total
- * estimated when retrieval stopped early and no filter applies. */
+ * estimated when retrieval stopped early and no filter applies; with retrieval kept to the types
+ * searched, the other types' counts estimated. */
 static void set_totals(atlas_results *res, atlas_engine *e, const plan *pl, const atlas_search_params *p,
 		       const atlas_search_more *m, int nrk, const facet_counts *fc)
 {
@@ -324,10 +344,15 @@ static void set_totals(atlas_results *res, atlas_engine *e, const plan *pl, cons
 		if (estimate > nrk)
 			res->total = estimate;
 	}
+	int ntype[ATLAS_TYPE_OTHER];
+	memcpy(ntype, fc->ntype, sizeof(ntype));
+	if (pl->kept_to_types)
+		estimate_other_types(e, pl, p, m, ntype);
+	res->facets_estimated = pl->kept_to_types;
 	for (int k = 0; k < ATLAS_TYPE_OTHER; k++)
-		if (fc->ntype[k])
+		if (ntype[k])
 			res->types[res->ntypes++] =
-				(atlas_facet){ atlas_page_type_names[k], atlas_page_type_names[k], fc->ntype[k] };
+				(atlas_facet){ atlas_page_type_names[k], atlas_page_type_names[k], ntype[k] };
 }
 
 /* Fills res's hits with the page asked for (offset, limit) of rk[0..nrk): page, score, title, the

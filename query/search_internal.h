@@ -48,6 +48,7 @@ typedef struct plan {
 				    RANK_BROAD_DF or not */
 	int est_any;             /* at most this many pages hold any content word: the work of step 2 */
 	bool partial;            /* retrieval stopped at the titles or the important fields */
+	bool kept_to_types;      /* retrieval walked the pages of the types searched alone */
 	atlas_work budget, work; /* the search's work budget, the work done (see engine.h) */
 	bool budget_hit;         /* a bound was reached: the results are partial */
 	long step_cost;          /* postings a retrieval step may read: the admitted words' */
@@ -154,12 +155,15 @@ void ensure_recorded(atlas_engine *e, int d, const plan *pl);
 /* Whether the plan's whole-pages expressions are evaluated over the postings table: each phrase a
  * single term (no prefix) and no word being completed, added to the engine's blockmax in the order
  * build_expressions writes them, one group per term (retrieve_blocks.c). */
-bool blocks_expression(atlas_engine *e, const plan *pl);
-/* Gives take every row the expression blocks_expression set up matches (every group's, when
- * strict), in row order, at most cap, scored and with the match record's row_* set as atlas_rank
+bool blocks_expression(atlas_engine *e, struct blockmax *q, const plan *pl);
+/* Whether page type t (enum atlas_page_type) is one the search filters by: type, or one of types. */
+bool type_wanted(const atlas_search_params *p, const atlas_search_more *m, int t);
+/* Gives take every row the expression blocks_expression set up in q matches (every group's, when
+ * strict) among the pages of allowed (bit d - 1 of allowed[(d - 1) / 64] for row d; NULL: every
+ * page), in row order, at most cap, scored and with the match record's row_* set as atlas_rank
  * would, the positions unrecorded. Returns 0 or ATLAS_EINVAL (a malformed block) with err set. */
-int blocks_run(atlas_engine *e, bool strict, long cap, void (*take)(void *, sqlite3_int64, double),
-	       void *ctx, atlas_error *err);
+int blocks_run(atlas_engine *e, struct blockmax *q, bool strict, long cap, const uint64_t *allowed,
+	       void (*take)(void *, sqlite3_int64, double), void *ctx, atlas_error *err);
 /* Applies the path, proximity and heading boosts to the ranked pages rk[0..n), whose first shown
  * are the best by score, sorted, and to each other page that could pass the shown ones. */
 void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t shown);

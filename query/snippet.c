@@ -61,13 +61,14 @@ static void snippet_window(const sec_match *m, int nm, int nsp, int width, bool 
 {
 	int best = -1;
 	*from = 0;
-	for (int i = 0; i < nm && !whole; i++) {
+	/* m is in token order, so each window's first match is at or after the one before's: lo */
+	for (int i = 0, lo = 0; i < nm && !whole; i++) {
 		int f = m[i].idx > 2 ? m[i].idx - 2 : 0;
 		sqlite3_int64 seen = 0;
 		int score = 0;
-		for (int k = 0; k < nm; k++) {
-			if (m[k].idx < f)
-				continue;
+		while (lo < nm && m[lo].idx < f)
+			lo++;
+		for (int k = lo; k < nm; k++) {
 			if (m[k].idx >= f + width)
 				break;
 			sqlite3_int64 bit = (sqlite3_int64)1 << (m[k].phrase % 63);

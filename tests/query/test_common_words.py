@@ -7,7 +7,9 @@ titles hold it (too few of the type asked for, when filtered), an excluded word 
 page that holds it; how common a word is comes from its stems (a word being typed, "cach", is no
 word of the text but the stem of pages that are). A word being typed whose completion is that
 common ("desig", "design" on most pages) finds the completion in titles and keywords only, while
-a rare completion is looked for everywhere.
+a rare completion is looked for everywhere. A search filtered to a type of few pages (guides,
+topics) walks those pages alone and finds every one holding the word, its total exact and the other
+types' counts estimated.
 usage: test_common_words.py GEN_CORPUS ATLAS_INDEX ATLAS_QUERY"""
 import glob
 import json
@@ -34,6 +36,21 @@ def pages_holding(corpus, word):
     pat = re.compile(r"\b" + word + r"(s|ed|ing|er|ers)?\b", re.I)
     return sum(1 for f in glob.glob(f"{corpus}/**/*.md", recursive=True)
                if pat.search(open(f, encoding="utf-8").read()))
+
+
+def guide_text(path):
+    """The text a guide's file gives its page: the front matter's title, description, keywords and
+    section titles (not the steps' paths), then the body."""
+    text = open(path, encoding="utf-8").read()
+    end = text.index("\n}\n") + 2
+    fm = json.loads(text[:end])
+    return " ".join([fm.get("title", ""), fm.get("description", ""), " ".join(fm.get("keywords", [])),
+                     *(s.get("title", "") for s in fm.get("sections", [])), text[end:]])
+
+
+def db_type(index, path):
+    """The type docs holds for the page at path."""
+    return sqlite3.connect(index).execute("SELECT type FROM docs WHERE path = ?", (path,)).fetchone()[0]
 
 
 def main():
@@ -65,6 +82,29 @@ def main():
                     if re.search(r"\bdesign", open(f, encoding="utf-8").read(), re.I))
         check(f"'design' in site pages: all {truth} of them", len(r["results"]) == r["total"] == truth,
               (len(r["results"]), r["total"], truth))
+        # a type of few pages: every page of it holding the word is retrieved and counted, the
+        # other types' counts estimated
+        for typ in ("guide", "topic"):
+            r = search("--json", "--type", typ, "design")
+            if typ == "guide":
+                truth = sum(1 for f in glob.glob(f"{corpus}/guides/*.md")
+                            if re.search(r"\bdesign", guide_text(f), re.I))
+                check(f"'design' in guides: the total exact, within 2% of the {truth} holding it",
+                      r["total_exact"] is True and abs(r["total"] - truth) <= 0.02 * truth and truth > 20,
+                      (r["total"], r["total_exact"], truth))
+            else:
+                check("'design' in topics: the total exact", r["total_exact"] is True and r["total"] >= 10,
+                      (r["total"], r["total_exact"]))
+            check(f"'design' in {typ}s: the type's facet is the total, the others estimated",
+                  r["facets"]["type"].get(typ) == r["total"] and r["facets_exact"] is False
+                  and r["facets"]["type"].get("explainer", 0) > 10 * r["total"], (r["facets"], r["facets_exact"]))
+            check(f"'design' in {typ}s: every result one", len(r["results"]) == 10 and all(
+                db_type(index, h["path"]) == typ for h in r["results"]), [h["path"] for h in r["results"]][:3])
+            out = search("--explain", "--type", typ, "design")
+            steps = re.findall(r"^retrieval: (.*?): \d+ rows", out, re.M)
+            check(f"'design' in {typ}s: their whole pages walked alone", steps == ["any word, whole pages"], steps)
+        r = search("--json", "design")
+        check("unfiltered: the facets exact", r["facets_exact"] is True, r["facets_exact"])
         r = search("--json", "raft")
         check("rare word: total exact", r["total_exact"] is True and 0 < r["total"] < 1000, (r["total"], r["total_exact"]))
         out = search("design")

@@ -41,16 +41,18 @@ static void report(const char *what, double *t, int n)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: bench_query INDEX QUERIES.tsv [ROUNDS [fts5|table|held [P,C,E]]]\n"
+		fprintf(stderr, "usage: bench_query INDEX QUERIES.tsv [ROUNDS [fts5|table|held [P,C,E|- [TYPE]]]]\n"
 				"  fts5: search through FTS5 even when the postings could be held in memory\n"
 				"  table: through the postings table (atlas_engine_read_postings_table) instead\n"
 				"  held: the postings held in memory when the index is small (the default)\n"
-				"  P,C,E: the work budget, as atlas-serve's --budget (default: the engine's)\n"
+				"  P,C,E: the work budget, as atlas-serve's --budget (-: the engine's)\n"
+				"  TYPE: every search filtered by that page type, as atlas-query --type\n"
 				"  QUERIES.tsv: one query per line in its first tab-separated column ('#' comments)\n");
 		return 2;
 	}
 	int rounds = argc > 3 ? atoi(argv[3]) : 20;
-	if (argc > 5) {
+	const char *type = argc > 6 ? argv[6] : NULL;
+	if (argc > 5 && strcmp(argv[5], "-") != 0) {
 		atlas_work w;
 		if (atlas_parse_work_budget(argv[5], &w)) {
 			fprintf(stderr, "bench_query: the budget must be POSTINGS[,CANDIDATES[,EXPANSIONS]]\n");
@@ -106,7 +108,7 @@ int main(int argc, char **argv)
 	int n = 0, ng = 0, nn = 0, nj = 0;
 	for (int r = 0; r < rounds; r++)
 		for (int i = 0; i < nq; i++) {
-			atlas_search_params p = { qs[i], 10, 0, NULL, NULL, false, false };
+			atlas_search_params p = { qs[i], 10, 0, type, NULL, false, false };
 			atlas_results res;
 			double t0 = now_us();
 			if (atlas_search(&res, e, &p, &err) == 0) {

@@ -33,7 +33,7 @@ typedef struct cursor {
 struct blockmax {
 	sqlite3 *db;
 	sqlite3_stmt *st;      /* a term's row of postings */
-	sqlite3_blob *spill;   /* a row of postings_spill, open during one search, or NULL */
+	sqlite3_blob *spill;   /* a row of postings_spill, open from a search's first add to its walk, or NULL */
 	const int *sizes;
 	const double *avg;
 	int ndocs;
@@ -589,6 +589,10 @@ int blockmax_run(blockmax *q, const blockmax_args *a, blockmax_hit *hits, blockm
 	res->total = w.pruned ? estimate(&w) : w.matched;
 	res->scored = w.matched;
 	res->decoded = q->decoded;
+	/* the cursors hold their blocks: the spill row's handle, and the read transaction it keeps,
+	 * are not kept past the walk (an engine may go on to other searches without the table) */
+	sqlite3_blob_close(q->spill);
+	q->spill = NULL;
 	if (q->failed)
 		return atlas_error_set(err, ATLAS_EINVAL, "the postings table holds a malformed block");
 	return 0;

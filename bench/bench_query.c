@@ -41,17 +41,25 @@ static void report(const char *what, double *t, int n)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: bench_query INDEX QUERIES.tsv [ROUNDS [fts5|table|held [P,C,E|- [TYPE]]]]\n"
+		fprintf(stderr, "usage: bench_query INDEX QUERIES.tsv [ROUNDS [fts5|table|held [P,C,E|- [FILTER]]]]\n"
 				"  fts5: search through FTS5 even when the postings could be held in memory\n"
 				"  table: through the postings table (atlas_engine_read_postings_table) instead\n"
 				"  held: the postings held in memory when the index is small (the default)\n"
 				"  P,C,E: the work budget, as atlas-serve's --budget (-: the engine's)\n"
-				"  TYPE: every search filtered by that page type, as atlas-query --type\n"
+				"  FILTER: type=T or topic=T, every search filtered so, as atlas-query --type or --topic\n"
 				"  QUERIES.tsv: one query per line in its first tab-separated column ('#' comments)\n");
 		return 2;
 	}
 	int rounds = argc > 3 ? atoi(argv[3]) : 20;
-	const char *type = argc > 6 ? argv[6] : NULL;
+	const char *filter = argc > 6 ? argv[6] : NULL, *type = NULL, *topic = NULL;
+	if (filter && strncmp(filter, "type=", 5) == 0)
+		type = filter + 5;
+	else if (filter && strncmp(filter, "topic=", 6) == 0)
+		topic = filter + 6;
+	else if (filter) {
+		fprintf(stderr, "bench_query: the filter must be type=T or topic=T\n");
+		return 2;
+	}
 	if (argc > 5 && strcmp(argv[5], "-") != 0) {
 		atlas_work w;
 		if (atlas_parse_work_budget(argv[5], &w)) {
@@ -108,7 +116,7 @@ int main(int argc, char **argv)
 	int n = 0, ng = 0, nn = 0, nj = 0;
 	for (int r = 0; r < rounds; r++)
 		for (int i = 0; i < nq; i++) {
-			atlas_search_params p = { qs[i], 10, 0, type, NULL, false, false };
+			atlas_search_params p = { qs[i], 10, 0, type, topic, false, false };
 			atlas_results res;
 			double t0 = now_us();
 			if (atlas_search(&res, e, &p, &err) == 0) {

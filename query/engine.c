@@ -879,10 +879,15 @@ void atlas_engine_free(atlas_engine *e)
 		return;
 	postings_query_free(e->postings);
 	blockmax_free(e->blockmax);
-	blockmax_free(e->type_blocks);
+	blockmax_free(e->filter_blocks);
 	for (int t = 0; t < ATLAS_TYPE_COUNT; t++)
 		free(e->type_pages[t]);
 	free(e->allowed);
+	for (int t = 0; t < e->ntopic_sets; t++) {
+		free(e->topic_sets[t].topic);
+		free(e->topic_sets[t].pages);
+	}
+	free(e->top_count);
 	sqlite3_finalize(e->st_match);
 	sqlite3_finalize(e->st_stem_df);
 	sqlite3_finalize(e->st_match_fields);

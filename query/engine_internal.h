@@ -135,12 +135,21 @@ struct atlas_engine {
 	match_record rec;       /* atlas_rank's matches of the current query */
 	struct postings_query *postings; /* searches over the held full-text index, or NULL (postings.h) */
 	struct blockmax *blockmax; /* the postings table read (atlas_engine_read_postings_table), or NULL */
-	/* the postings table read for a search kept to a few pages' types (retrieve.c:
-	 * type_allowed), made at the first such search; the pages of each type as bitsets */
-	struct blockmax *type_blocks;
+	/* the postings table read for a search kept to a filter's pages (retrieve.c: type_allowed,
+	 * topic_allowed), made at the first such search; the pages of each type as bitsets (bit
+	 * d + 1 for page d, as the table's rows), and of the topics such searches were kept to */
+	struct blockmax *filter_blocks;
+	bool type_sets_made;
 	uint64_t *type_pages[ATLAS_TYPE_COUNT];
 	int type_count[ATLAS_TYPE_COUNT];
-	uint64_t *allowed;      /* the pages of the types searched, bit d of allowed[d / 64] */
+	uint64_t *allowed;      /* the pages of the types searched */
+	struct {
+		char *topic;
+		uint64_t *pages;
+		int count;
+	} topic_sets[16];
+	int ntopic_sets;
+	int *top_count;         /* by topic page: the pages it is a top-level topic of (NULL: not counted) */
 	int *col_sizes;         /* tokens per fts column of every page, for atlas_rank */
 	/* per-query scratch, sized ndocs */
 	unsigned *mark;

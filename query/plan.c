@@ -14,7 +14,7 @@
 void plan_init(plan *pl)
 {
 	memset(pl, 0, offsetof(plan, terms));
-	pl->typed = pl->typed_phrase = -1;
+	pl->typed = pl->typed_phrase = pl->kept_to_topic = -1;
 }
 
 void plan_free(plan *pl)

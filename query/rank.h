@@ -114,6 +114,9 @@
 #define RANK_MIN_CANDIDATES 50
 #define RANK_BROAD_DF 1500
 #define RANK_SINGLE_PASS_ROWS 2000
+/* A search kept to a filter's pages (retrieve.c: type_allowed, topic_allowed) only when the rows it
+ * would walk there, the words' rows times the share of the pages kept, are at most this many */
+#define RANK_KEPT_ROWS 10000
 #define RANK_RECORD_MAX (1 << 18)
 
 /* Typo tolerance: edits allowed by word length (Damerau, optimal string alignment). */

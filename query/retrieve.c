@@ -1,5 +1,6 @@
 /* retrieve.c - a plan's candidates: its MATCH expressions run over the titles, the important
  * fields and the whole pages, within the work budget; the filters; the estimated total. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,7 +101,7 @@ static int run_match(atlas_engine *e, const char *expr, bool strict, match_tier 
 		return 0;
 	}
 	if (source == SOURCE_BLOCKS && tier == TIER_PAGES) {
-		int rc = blocks_run(e, allowed ? e->type_blocks : e->blockmax, strict, cap, allowed, take_row, &sink,
+		int rc = blocks_run(e, allowed ? e->filter_blocks : e->blockmax, strict, cap, allowed, take_row, &sink,
 				    err);
 		*rows += sink.rows;
 		return rc;
@@ -326,6 +327,23 @@ int estimate_total(atlas_engine *e, const plan *pl)
 	return (int)(n * (1.0 - none) * kept + 0.5);
 }
 
+int estimate_all(atlas_engine *e, const plan *pl)
+{
+	double n = e->ndocs > 0 ? e->ndocs : 1, all = 1.0, kept = 1.0;
+	for (int i = 0; i < pl->nterms; i++) {
+		const qterm *t = &pl->terms[i];
+		double share = 0;
+		for (int k = 0; k < t->nalts && !t->stop; k++)
+			if (!t->alt_titled[k])
+				share += alt_df(e, t->alts[k]) / n;
+		if (t->negated)
+			kept *= 1.0 - (share < 1 ? share : 1);
+		else if (!t->stop)
+			all *= share < 1 ? share : 1;
+	}
+	return (int)(n * all * kept + 0.5);
+}
+
 static bool has_topic(const atlas_doc *d, const char *topic)
 {
 	size_t n = strlen(topic);
@@ -402,12 +420,20 @@ bool type_wanted(const atlas_search_params *p, const atlas_search_more *m, int t
 	return false;
 }
 
+/* Whether keeping retrieval to count pages pays: they are at most a quarter of the rows the words
+ * would give, and the rows among them (RANK_KEPT_ROWS) few enough to walk every one. */
+static bool kept_pays(const atlas_engine *e, const plan *pl, int count)
+{
+	return (long)count * 4 <= pl->est_any &&
+	       (double)pl->est_any * count / (e->ndocs > 0 ? e->ndocs : 1) <= RANK_KEPT_ROWS;
+}
+
 /* Makes e's bitsets of the pages of each type and its reader of the postings table, once. Returns
  * whether they are there (not when out of memory, or without the column sizes the table's scores
  * need). */
 static bool type_sets(atlas_engine *e)
 {
-	if (e->type_blocks)
+	if (e->filter_blocks)
 		return true;
 	if (!e->rec.sizes)
 		return false;
@@ -417,7 +443,7 @@ static bool type_sets(atlas_engine *e)
 			return false;
 	if (!e->allowed && !(e->allowed = calloc(words, sizeof(uint64_t))))
 		return false;
-	for (int d = 0; d < e->ndocs; d++) {
+	for (int d = 0; d < e->ndocs && !e->type_sets_made; d++) {
 		int t = e->docs[d].type_id;
 		if (t >= 0 && t < ATLAS_TYPE_COUNT) {
 			/* the table's rows are the pages' ids, 1..ndocs */
@@ -425,8 +451,9 @@ static bool type_sets(atlas_engine *e)
 			e->type_count[t]++;
 		}
 	}
+	e->type_sets_made = true;
 	atlas_error err = { 0, "" };
-	return blockmax_new(&e->type_blocks, e->db, e->rec.sizes, e->rec.avg, e->ndocs, &err) == 0;
+	return blockmax_new(&e->filter_blocks, e->db, e->rec.sizes, e->rec.avg, e->ndocs, &err) == 0;
 }
 
 /* The pages of a search kept to a few types, when retrieval is better kept to them: the words are
@@ -454,7 +481,7 @@ static const uint64_t *type_allowed(atlas_engine *e, const plan *pl, const atlas
 	for (int t = 0; t < ATLAS_TYPE_COUNT; t++)
 		if (type_wanted(p, m, t))
 			count += e->type_count[t];
-	if ((long)count * 4 > pl->est_any || !blocks_expression(e, e->type_blocks, pl))
+	if (!kept_pays(e, pl, count) || !blocks_expression(e, e->filter_blocks, pl))
 		return NULL;
 	size_t words = (size_t)e->ndocs / 64 + 1;
 	memset(e->allowed, 0, words * sizeof(uint64_t));
@@ -464,6 +491,74 @@ static const uint64_t *type_allowed(atlas_engine *e, const plan *pl, const atlas
 				e->allowed[w] |= e->type_pages[t][w];
 	*n = count;
 	return e->allowed;
+}
+
+/* The pages holding topic (or a topic below it) as a bitset (bit d + 1 for page d) with *n their
+ * count, made at the first search kept to it (of at most 16 topics; NULL past them, or when out
+ * of memory). The topic pages' top-level counts (e->top_count) are made with the first. */
+static const uint64_t *topic_pages(atlas_engine *e, const char *topic, int *n)
+{
+	for (int t = 0; t < e->ntopic_sets; t++)
+		if (strcmp(e->topic_sets[t].topic, topic) == 0) {
+			*n = e->topic_sets[t].count;
+			return e->topic_sets[t].pages;
+		}
+	size_t words = (size_t)e->ndocs / 64 + 1;
+	if (!e->top_count) {
+		if (!(e->top_count = calloc((size_t)e->ndocs + 1, sizeof(int))))
+			return NULL;
+		for (int d = 0; d < e->ndocs; d++)
+			for (int k = 0; k < e->docs[d].ntop_topics; k++)
+				e->top_count[e->docs[d].top_topics[k]]++;
+	}
+	if (e->ntopic_sets == (int)(sizeof(e->topic_sets) / sizeof(e->topic_sets[0])))
+		return NULL;
+	uint64_t *pages = calloc(words, sizeof(uint64_t));
+	char *copy = strdup(topic);
+	if (!pages || !copy) {
+		free(pages);
+		free(copy);
+		return NULL;
+	}
+	int count = 0;
+	for (int d = 0; d < e->ndocs; d++)
+		if (has_topic(&e->docs[d], topic)) {
+			pages[(d + 1) / 64] |= 1ULL << ((d + 1) % 64);
+			count++;
+		}
+	e->topic_sets[e->ntopic_sets].topic = copy;
+	e->topic_sets[e->ntopic_sets].pages = pages;
+	e->topic_sets[e->ntopic_sets++].count = count;
+	*n = count;
+	return pages;
+}
+
+/* The pages of a search kept to one top-level topic, when retrieval is better kept to them, as
+ * type_allowed decides for types: the words so common, the search filtered by that topic alone
+ * (no type, no filter of the caller's), the topic one with a page (whose index *topic is set to),
+ * its pages at most a quarter of the rows the words would give. Returns the bitset (valid while
+ * the engine is) with *n its pages, or NULL. */
+static const uint64_t *topic_allowed(atlas_engine *e, const plan *pl, const atlas_search_params *p,
+				     const atlas_search_more *m, int *n, int *topic)
+{
+	*n = 0;
+	*topic = -1;
+	const char *t = p->topic ? p->topic : m->ntopics == 1 ? m->topics[0] : NULL;
+	if (pl->est_df <= RANK_BROAD_DF || !t || (p->topic && m->ntopics) || type_filtered(p, m) || m->accept ||
+	    e->postings || e->blockmax || !t[0] || strchr(t, '/') || strlen(t) > 200)
+		return NULL;
+	char path[256];
+	snprintf(path, sizeof(path), "/t/%s", t);
+	int ti = atlas_engine_find(e, path);
+	if (ti < 0 || !type_sets(e))
+		return NULL;
+	int count = 0;
+	const uint64_t *pages = topic_pages(e, t, &count);
+	if (!pages || !kept_pays(e, pl, count) || !blocks_expression(e, e->filter_blocks, pl))
+		return NULL;
+	*n = count;
+	*topic = ti;
+	return pages;
 }
 
 /* Finds the candidates of plan pl into e (e->touched, e->cand; a new generation), at least want
@@ -508,10 +603,14 @@ int retrieve(atlas_engine *e, plan *pl, const atlas_search_params *p, const atla
 	 * every one of them, instead of the titles and fields of every page */
 	int nallowed = 0;
 	const uint64_t *allowed = source == SOURCE_FTS5 ? type_allowed(e, pl, p, m, &nallowed) : NULL;
+	pl->kept_to_types = allowed != NULL;
+	pl->kept_to_topic = -1;
+	if (!allowed && source == SOURCE_FTS5)
+		allowed = topic_allowed(e, pl, p, m, &nallowed, &pl->kept_to_topic);
 	if (allowed) {
 		source = SOURCE_BLOCKS;
 		broad = false;
-		pl->kept_to_types = true;
+		pl->kept_pages = nallowed;
 	}
 	const char *titled[2] = { strbuf_str(&pl->titles_strict), strbuf_str(&pl->titles_relaxed) };
 	/* a narrower table's NOT leaves out only the pages whose titles or fields hold the word: the
@@ -540,6 +639,7 @@ int retrieve(atlas_engine *e, plan *pl, const atlas_search_params *p, const atla
 			steps++;
 			pl->work.postings += step_cost;
 			nrows = 0;
+			pl->any_pass |= pass == 1;
 			long cap = (pl->budget.candidates - pl->work.candidates) / row_cost;
 			if (cap < 1)
 				cap = 1;

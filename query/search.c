@@ -313,7 +313,8 @@ static void sort_shown(atlas_engine *e, const plan *pl, const atlas_search_more 
 
 /* Sets ntype[t] of each type t the search was not kept to (retrieval walked the pages of the types
  * searched alone, whose counts ntype holds) to an estimate: the pages estimated to hold a word
- * (estimate_total) less those counted, shared among the other types as their pages are. */
+ * (estimate_total, or estimate_all when retrieval took the all-words pass alone) less those
+ * counted, shared among the other types as their pages are. */
 static void estimate_other_types(atlas_engine *e, const plan *pl, const atlas_search_params *p,
 				 const atlas_search_more *m, int *ntype)
 {
@@ -324,17 +325,52 @@ static void estimate_other_types(atlas_engine *e, const plan *pl, const atlas_se
 		else
 			others += e->type_count[t];
 	}
-	long rest = estimate_total(e, pl) - counted;
+	long rest = (pl->any_pass ? estimate_total(e, pl) : estimate_all(e, pl)) - counted;
 	for (int t = 0; t < ATLAS_TYPE_OTHER; t++)
 		if (!type_wanted(p, m, t))
 			ntype[t] = rest > 0 && others > 0 ? (int)((double)rest * e->type_count[t] / others + 0.5) : 0;
+}
+
+/* With retrieval kept to the pages of one top-level topic (pl->kept_to_topic), of which nrk
+ * matched, adds to res's topic facet (its pages fc->topic_page) an estimate of the pages of each
+ * other top-level topic: those of the words' estimated pages (as estimate_other_types) not counted,
+ * shared as the topic's pages are among the pages outside the one kept to, at most its pages. */
+static void estimate_other_topics(atlas_results *res, atlas_engine *e, const plan *pl, int nrk, facet_counts *fc)
+{
+	long rest = (pl->any_pass ? estimate_total(e, pl) : estimate_all(e, pl)) - nrk;
+	long outside = e->ndocs - pl->kept_pages;
+	for (int ti = 0; ti < e->ndocs && e->top_count; ti++) {
+		if (!e->top_count[ti] || ti == pl->kept_to_topic)
+			continue;
+		int f;
+		for (f = 0; f < res->ntopics && fc->topic_page[f] != ti; f++)
+			;
+		if (f == res->ntopics) {
+			if (res->ntopics == 32)
+				continue;
+			fc->topic_page[f] = ti;
+			res->topics[f] = (atlas_facet){ e->docs[ti].path + 3, e->docs[ti].title, 0 };
+			res->ntopics++;
+		}
+		long more = rest > 0 && outside > 0 ? (long)((double)rest * e->top_count[ti] / outside + 0.5) : 0;
+		long count = res->topics[f].count + more;
+		res->topics[f].count = (int)(count < e->top_count[ti] ? count : e->top_count[ti]);
+	}
+	/* a topic of no estimated page is left out, as one of no match is */
+	int kept = 0;
+	for (int f = 0; f < res->ntopics; f++)
+		if (res->topics[f].count > 0) {
+			fc->topic_page[kept] = fc->topic_page[f];
+			res->topics[kept++] = res->topics[f];
+		}
+	res->ntopics = kept;
 }
 
 /* Sets res's totals and type facets from the nrk pages ranked and the counts fc: the total
  * estimated when retrieval stopped early and no filter applies; with retrieval kept to the types
  * searched, the other types' counts estimated. */
 static void set_totals(atlas_results *res, atlas_engine *e, const plan *pl, const atlas_search_params *p,
-		       const atlas_search_more *m, int nrk, const facet_counts *fc)
+		       const atlas_search_more *m, int nrk, facet_counts *fc)
 {
 	res->total = nrk;
 	res->total_exact = !pl->partial;
@@ -348,7 +384,9 @@ static void set_totals(atlas_results *res, atlas_engine *e, const plan *pl, cons
 	memcpy(ntype, fc->ntype, sizeof(ntype));
 	if (pl->kept_to_types)
 		estimate_other_types(e, pl, p, m, ntype);
-	res->facets_estimated = pl->kept_to_types;
+	if (pl->kept_to_topic >= 0)
+		estimate_other_topics(res, e, pl, nrk, fc);
+	res->facets_estimated = pl->kept_to_types || pl->kept_to_topic >= 0;
 	for (int k = 0; k < ATLAS_TYPE_OTHER; k++)
 		if (ntype[k])
 			res->types[res->ntypes++] =

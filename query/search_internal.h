@@ -49,6 +49,9 @@ typedef struct plan {
 	int est_any;             /* at most this many pages hold any content word: the work of step 2 */
 	bool partial;            /* retrieval stopped at the titles or the important fields */
 	bool kept_to_types;      /* retrieval walked the pages of the types searched alone */
+	int kept_to_topic;       /* the topic page whose topic's pages retrieval walked alone, or -1 */
+	int kept_pages;          /* the pages it was kept to */
+	bool any_pass;           /* retrieval took the any-word pass (not the all-words one alone) */
 	atlas_work budget, work; /* the search's work budget, the work done (see engine.h) */
 	bool budget_hit;         /* a bound was reached: the results are partial */
 	long step_cost;          /* postings a retrieval step may read: the admitted words' */
@@ -101,6 +104,9 @@ int alt_df(atlas_engine *e, const char *alt);
 /* The pages estimated to hold any content word of pl and no excluded word, from the stems' page
  * counts. */
 int estimate_total(atlas_engine *e, const plan *pl);
+/* Estimates the pages holding every content word of the plan and no excluded word, from the page
+ * counts of the stems as estimate_total does: N prod(df/N) prod(1 - df_excluded/N). */
+int estimate_all(atlas_engine *e, const plan *pl);
 /* Whether the search filters by type (type or types). */
 bool type_filtered(const atlas_search_params *p, const atlas_search_more *m);
 /* Whether the search filters by topic (topic or topics) or by the caller's accept. */

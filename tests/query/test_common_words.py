@@ -9,7 +9,7 @@ word of the text but the stem of pages that are). A word being typed whose compl
 common ("desig", "design" on most pages) finds the completion in titles and keywords only, while
 a rare completion is looked for everywhere. A search filtered to a type of few pages (guides,
 topics) walks those pages alone and finds every one holding the word, its total exact and the other
-types' counts estimated.
+types' counts estimated; likewise for a top-level topic of few pages.
 usage: test_common_words.py GEN_CORPUS ATLAS_INDEX ATLAS_QUERY"""
 import glob
 import json
@@ -103,6 +103,25 @@ def main():
             out = search("--explain", "--type", typ, "design")
             steps = re.findall(r"^retrieval: (.*?): \d+ rows", out, re.M)
             check(f"'design' in {typ}s: their whole pages walked alone", steps == ["any word, whole pages"], steps)
+        # a top-level topic of few pages: the same, the other topics' counts estimated
+        db = sqlite3.connect(index)
+        under = {p for (p,) in db.execute("SELECT d.path FROM docs d JOIN doc_topics t ON t.doc_id = d.id"
+                                          " WHERE t.topic = 'web' OR t.topic LIKE 'web/%'")}
+        truth = sum(1 for f in glob.glob(f"{corpus}/explainers/*.md")
+                    if "/" + os.path.basename(f)[:-3] in under
+                    and re.search(r"\bdesign", open(f, encoding="utf-8").read(), re.I))
+        r = search("--json", "--topic", "web", "design")
+        web = [t["count"] for t in r["facets"]["topic"] if t["path"] == "web"]
+        check(f"'design' in topic web: the total exact, within 2% of the {truth} explainers holding it",
+              r["total_exact"] is True and r["facets_exact"] is False and 20 < truth
+              and abs(r["total"] - truth) <= 0.02 * truth + 1 and web == [r["total"]],
+              (r["total"], r["total_exact"], r["facets_exact"], truth, web))
+        check("'design' in topic web: every result under it", len(r["results"]) == 10 and all(
+            any(t == "web" or t.startswith("web/") for t in h["topics"]) for h in r["results"]),
+              [h["topics"] for h in r["results"]][:3])
+        check("'design' in topic web: other topics estimated",
+              len(r["facets"]["topic"]) > 1 and sum(r["facets"]["type"].values()) == r["total"],
+              (r["facets"]["topic"], r["facets"]["type"]))
         r = search("--json", "design")
         check("unfiltered: the facets exact", r["facets_exact"] is True, r["facets_exact"])
         r = search("--json", "raft")

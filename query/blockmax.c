@@ -87,6 +87,12 @@ void blockmax_reset(blockmax *q)
 	q->spill = NULL;
 }
 
+void blockmax_release(blockmax *q)
+{
+	sqlite3_blob_close(q->spill);
+	q->spill = NULL;
+}
+
 void blockmax_set_typed(blockmax *q, int word_from, int complete_from, int complete_to)
 {
 	q->word_from = word_from;
@@ -591,8 +597,7 @@ int blockmax_run(blockmax *q, const blockmax_args *a, blockmax_hit *hits, blockm
 	res->decoded = q->decoded;
 	/* the cursors hold their blocks: the spill row's handle, and the read transaction it keeps,
 	 * are not kept past the walk (an engine may go on to other searches without the table) */
-	sqlite3_blob_close(q->spill);
-	q->spill = NULL;
+	blockmax_release(q);
 	if (q->failed)
 		return atlas_error_set(err, ATLAS_EINVAL, "the postings table holds a malformed block");
 	return 0;

@@ -29,6 +29,10 @@ void blockmax_free(blockmax *q);
 /* Starts a new query, forgetting the last one's phrases and its word being typed. */
 void blockmax_reset(blockmax *q);
 
+/* Lets go of what the current query's adds left open (the spill row's blob, whose read
+ * transaction would outlive the search); its cursors stay. For the end of every search. */
+void blockmax_release(blockmax *q);
+
 /* Marks the word being typed of the query: phrases [word_from, complete_from) are the word itself,
  * [complete_from, complete_to) its completions, which add nothing to a page holding the word itself,
  * as atlas_rank scores them (rank_row_phrase_end); the masks count them still. */

@@ -561,12 +561,9 @@ static const uint64_t *topic_allowed(atlas_engine *e, const plan *pl, const atla
 	return pages;
 }
 
-/* Finds the candidates of plan pl into e (e->touched, e->cand; a new generation), at least want
- * pages that pass the search's filters when there are as many, within pl's work budget (pl->work
- * counted, pl->budget_hit and pl->partial set). With trace, appends a line per step taken to it.
- * Returns 0, or ATLAS_ESQL with err set. */
-int retrieve(atlas_engine *e, plan *pl, const atlas_search_params *p, const atlas_search_more *m, int want,
-	     strbuf *trace, atlas_error *err)
+/* The steps of retrieve (below), which lets go of the postings table after them. */
+static int retrieve_steps(atlas_engine *e, plan *pl, const atlas_search_params *p, const atlas_search_more *m,
+			  int want, strbuf *trace, atlas_error *err)
 {
 	if (++e->generation == 0)
 		e->generation = 1, memset(e->mark, 0, (size_t)e->ndocs * sizeof(*e->mark)),
@@ -612,6 +609,7 @@ int retrieve(atlas_engine *e, plan *pl, const atlas_search_params *p, const atla
 		broad = false;
 		pl->kept_pages = nallowed;
 	}
+	pl->table_rows = source == SOURCE_BLOCKS;
 	const char *titled[2] = { strbuf_str(&pl->titles_strict), strbuf_str(&pl->titles_relaxed) };
 	/* a narrower table's NOT leaves out only the pages whose titles or fields hold the word: the
 	 * pages holding it anywhere are found first and left out of every step */
@@ -659,4 +657,21 @@ int retrieve(atlas_engine *e, plan *pl, const atlas_search_params *p, const atla
 		}
 	}
 	return 0;
+}
+
+/* Finds the candidates of plan pl into e (e->touched, e->cand; a new generation), at least want
+ * pages that pass the search's filters when there are as many, within pl's work budget (pl->work
+ * counted, pl->budget_hit and pl->partial set). With trace, appends a line per step taken to it.
+ * Returns 0, or ATLAS_ESQL with err set. */
+int retrieve(atlas_engine *e, plan *pl, const atlas_search_params *p, const atlas_search_more *m, int want,
+	     strbuf *trace, atlas_error *err)
+{
+	int rc = retrieve_steps(e, pl, p, m, want, trace, err);
+	/* a postings table set up for the search (a walk that did not come, an expression it could
+	 * not take) keeps nothing open past it */
+	if (e->blockmax)
+		blockmax_release(e->blockmax);
+	if (e->filter_blocks)
+		blockmax_release(e->filter_blocks);
+	return rc;
 }

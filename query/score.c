@@ -560,7 +560,7 @@ void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t show
 		/* pages from the postings table come without positions (an engine reading it): read
 		 * only for a page that, boosted the most its matched phrases allow, could pass; a page
 		 * of the titles or fields alone has none, as from FTS5 */
-		if (e->blockmax && c->inst_n < 0 && c->page_row) {
+		if (pl->table_rows && c->inst_n < 0 && c->page_row) {
 			if (nh == cap) {
 				double page_most =
 					(1 + RANK_PATH_WORDS * c->path) *

@@ -52,6 +52,7 @@ typedef struct plan {
 	int kept_to_topic;       /* the topic page whose topic's pages retrieval walked alone, or -1 */
 	int kept_pages;          /* the pages it was kept to */
 	bool any_pass;           /* retrieval took the any-word pass (not the all-words one alone) */
+	bool table_rows;         /* whole-pages rows came from the postings table, without positions */
 	atlas_work budget, work; /* the search's work budget, the work done (see engine.h) */
 	bool budget_hit;         /* a bound was reached: the results are partial */
 	long step_cost;          /* postings a retrieval step may read: the admitted words' */
@@ -165,7 +166,7 @@ bool blocks_expression(atlas_engine *e, struct blockmax *q, const plan *pl);
 /* Whether page type t (enum atlas_page_type) is one the search filters by: type, or one of types. */
 bool type_wanted(const atlas_search_params *p, const atlas_search_more *m, int t);
 /* Gives take every row the expression blocks_expression set up in q matches (every group's, when
- * strict) among the pages of allowed (bit d - 1 of allowed[(d - 1) / 64] for row d; NULL: every
+ * strict) among the pages of allowed (bit d of allowed[d / 64] for row d; NULL: every
  * page), in row order, at most cap, scored and with the match record's row_* set as atlas_rank
  * would, the positions unrecorded. Returns 0 or ATLAS_EINVAL (a malformed block) with err set. */
 int blocks_run(atlas_engine *e, struct blockmax *q, bool strict, long cap, const uint64_t *allowed,

@@ -122,6 +122,12 @@ def main():
         check("'design' in topic web: other topics estimated",
               len(r["facets"]["topic"]) > 1 and sum(r["facets"]["type"].values()) == r["total"],
               (r["facets"]["topic"], r["facets"]["type"]))
+        # kept to a type's pages, the page shown still gets the boosts its positions give
+        out = search("--explain", "--type", "guide", "model design")
+        steps = re.findall(r"^retrieval: (.*?): \d+ rows", out, re.M)
+        check("'model design' in guides: whole pages walked alone, words side by side boosted",
+              steps == ["all words, whole pages"] and re.search(r"words side by side (?!0\.00)", out),
+              (steps, re.findall(r"words side by side [\d.]+", out)[:10]))
         r = search("--json", "design")
         check("unfiltered: the facets exact", r["facets_exact"] is True, r["facets_exact"])
         r = search("--json", "raft")

@@ -7,7 +7,8 @@
 #
 # Configures build-asan/ when it is missing (meson setup build-asan -Db_sanitize=address,undefined
 # -Db_lundef=false -Dwerror=true), compiles it, and runs `meson test -C build-asan --suite S` for
-# each suite with ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 and
+# each suite, every timeout three times the normal build's (the sanitizers slow code two- to
+# threefold), with ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 and
 # UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1, so that the first sanitizer report fails its
 # test. 'faults' is left out (valgrind under ASan does not work, and its timing and memory checks
 # are about the normal build); 'browser' too (it tests the page in a browser, not C code); and
@@ -58,6 +59,7 @@ for suite in "${suites[@]}"; do
   logbase="sanitize-$suite"
   start=$(date +%s)
   meson test -C "$dir" --no-rebuild --suite "$suite" --no-suite external --print-errorlogs --num-processes 2 \
+    --timeout-multiplier 3 \
     --logbase "$logbase" >"$dir/meson-logs/$logbase.out" 2>&1
   status=$?
   log="$dir/meson-logs/$logbase.txt"

@@ -143,19 +143,19 @@
 #define NEXT_W_GUIDE_NEXT 3.0     /* fitted: the next step in another guide */
 #define NEXT_W_GUIDE_AFTER 1.0    /* fitted: a later step (2..NEXT_AFTER_SPAN on) in another guide */
 #define NEXT_W_GUIDE_START 3.0
-#define NEXT_W_LIST_NEXT 1.0      /* fitted: the next page in another page's list of links */
+#define NEXT_W_LIST_NEXT 0.1      /* fitted: the next page in another page's list of links */
 #define NEXT_W_GUIDE_PREV 0.3     /* fitted */
-#define NEXT_W_LINK_OUT 1.0       /* fitted */
-#define NEXT_W_LINK_IN 1.0        /* fitted */
+#define NEXT_W_LINK_OUT 0.25      /* fitted */
+#define NEXT_W_LINK_IN 0.0        /* fitted */
 #define NEXT_W_BUILDS_ON 1.2      /* fitted */
 #define NEXT_W_PREREQ 0.3         /* fitted */
-#define NEXT_W_TOPIC 1.0          /* fitted: per shared topic */
+#define NEXT_W_TOPIC 2.0          /* fitted: per shared topic */
 #define NEXT_W_TOPIC_MEMBER 2.0
 #define NEXT_W_TOPIC_NEXT 0.5     /* fitted: next to the page in a shared topic's order */
 #define NEXT_W_NUMBER_NEXT 2.0    /* fitted: numbered after the page (9.2 after 9.1) */
-#define NEXT_W_SIMILAR 4.0        /* fitted */
-#define NEXT_W_GRAPH 1.5          /* fitted */
-#define NEXT_W_CONTEXT 0.25       /* fitted */
+#define NEXT_W_SIMILAR 2.0        /* fitted */
+#define NEXT_W_GRAPH 0.0          /* fitted */
+#define NEXT_W_CONTEXT 0.5        /* fitted */
 /* The fit: at least this many guides and next steps to learn from, else the defaults above; at
  * most NEXT_FIT_MAX_CASES next steps (every k-th guide's, when there are more), NEXT_FIT_ROUNDS
  * rounds of coordinate ascent over the weights on the grid NEXT_FIT_GRID, judged by the mean

@@ -164,7 +164,7 @@
 #define NEXT_FIT_MIN_CASES 20
 #define NEXT_FIT_MAX_CASES 3000
 #define NEXT_FIT_ROUNDS 3
-#define NEXT_FIT_GRID { 0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0 }
+#define NEXT_FIT_GRID { 0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0 }
 /* The figures stored with them include the MRR of a sample of at most NEXT_FIT_MAX_LINKS links
  * between explainers, each target ranked among its source's candidates without the link. */
 #define NEXT_FIT_MAX_LINKS 1500

@@ -29,6 +29,28 @@ const char *next_signal_name(int code)
 	return code >= 0 && code < NEXT_NSIGNALS ? names[code] : NULL;
 }
 
+const char *next_weight_name(int k)
+{
+	switch (k) {
+	case NEXT_W_CONTEXT_INDEX:
+		return "context";
+	case NEXT_W_TYPE_TOPIC_INDEX:
+		return "type_topic";
+	case NEXT_W_TYPE_GUIDE_INDEX:
+		return "type_guide";
+	default:
+		return next_signal_name(k);
+	}
+}
+
+int next_weight_code(const char *name)
+{
+	for (int k = 0; k < NEXT_NWEIGHTS; k++)
+		if (strcmp(next_weight_name(k), name) == 0)
+			return k;
+	return -1;
+}
+
 int next_signal_code(const char *name)
 {
 	for (int k = 0; k < NEXT_NSIGNALS; k++)

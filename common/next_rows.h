@@ -53,11 +53,14 @@ enum {
 };
 
 /* The read-next blend's weights, one per signal code, then one for the context (the candidates of
- * the pages read just before this one): a candidate's score is the sum over its rows of
- * weight[signal] x the row's weight. The indexer fits them on the site's guides and stores them
- * (table next_fit); query/rank.h holds the defaults. */
+ * the pages read just before this one) and the factors of the page types suggested (topic pages,
+ * guides; an explainer's is 1): a candidate's score is the sum over its rows of weight[signal] x
+ * the row's weight, times its type's factor. The indexer fits them on the site's guides and
+ * stores them (table next_fit, by next_weight_name); query/rank.h holds the defaults. */
 #define NEXT_W_CONTEXT_INDEX NEXT_NSIGNALS
-#define NEXT_NWEIGHTS (NEXT_NSIGNALS + 1)
+#define NEXT_W_TYPE_TOPIC_INDEX (NEXT_NSIGNALS + 1)
+#define NEXT_W_TYPE_GUIDE_INDEX (NEXT_NSIGNALS + 2)
+#define NEXT_NWEIGHTS (NEXT_NSIGNALS + 3)
 
 /* How far a guide_after row reaches (steps after the source), and how many of the pages read
  * last lend their candidates as context, each half as much as the one read after it. */
@@ -66,6 +69,13 @@ enum {
 
 /* The name of signal code (NULL for a code this build does not know). */
 const char *next_signal_name(int code);
+
+/* The name of weight k of the blend (a signal's name, "context", "type_topic", "type_guide"), or
+ * NULL for a k out of range. */
+const char *next_weight_name(int k);
+
+/* The index of a weight's name in the blend, or -1 for a name this build does not know. */
+int next_weight_code(const char *name);
 
 /* The code of a signal name, or -1 for a name this build does not know: not an error code. */
 int next_signal_code(const char *name);

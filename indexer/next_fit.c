@@ -34,7 +34,7 @@ typedef struct entry {
 
 typedef struct fit_case {
 	int first, n;     /* entries[first .. first + n) */
-	int cfirst, m;    /* its candidates' type multipliers: mult[cfirst .. cfirst + m) */
+	int cfirst, m;    /* its candidates' kinds: kind[cfirst .. cfirst + m) */
 	int target;       /* the next step's candidate number, or -1 when no row reaches it */
 	bool link;        /* a link's case (its target the link's), not a guide step's */
 } fit_case;
@@ -164,8 +164,8 @@ typedef struct fit_set {
 	int ncases, capcases;
 	entry *entries;
 	int nentries, capentries;
-	float *mult;
-	int nmult, capmult;
+	unsigned char *kind; /* a candidate's type: KIND_PAGE, KIND_TOPIC or KIND_GUIDE */
+	int nkind, capkind;
 	int guides, links;
 } fit_set;
 
@@ -174,6 +174,15 @@ typedef struct fit_score {
 	double mrr, hit3;        /* the guides' */
 	double links_mrr;
 } fit_score;
+
+/* A candidate's kind in the fit: its type factor's index (explainers 1, topic pages and guides
+ * their fitted factors). */
+enum { KIND_PAGE, KIND_TOPIC, KIND_GUIDE };
+
+static unsigned char kind_of(int type)
+{
+	return type == ATLAS_TYPE_TOPIC ? KIND_TOPIC : type == ATLAS_TYPE_GUIDE ? KIND_GUIDE : KIND_PAGE;
+}
 
 /* Whether page b follows page a in route g. */
 static bool consecutive(const route *g, int a, int b)
@@ -207,10 +216,10 @@ static int case_rows(fit_set *s, const next_fit *f, const int *start, int src, c
 		if (t == ATLAS_TYPE_PAGE)
 			continue;
 		if (local[r->dst] < 0) {
-			float *m = grow(&s->mult, &s->nmult, &s->capmult, sizeof(float));
+			unsigned char *m = grow(&s->kind, &s->nkind, &s->capkind, 1);
 			if (!m)
 				return ATLAS_ENOMEM;
-			*m = t == ATLAS_TYPE_TOPIC ? (float)NEXT_TYPE_TOPIC : t == ATLAS_TYPE_GUIDE ? (float)NEXT_TYPE_GUIDE : 1.0f;
+			*m = kind_of(t);
 			local[r->dst] = c->m++;
 			touched[(*nt)++] = r->dst;
 		}
@@ -308,7 +317,7 @@ static int make_set(fit_set *s, next_fit *f)
 			fit_case *c = grow(&s->cases, &s->ncases, &s->capcases, sizeof(fit_case));
 			if (!c)
 				goto out;
-			*c = (fit_case){ s->nentries, 0, s->nmult, 0, -1, false };
+			*c = (fit_case){ s->nentries, 0, s->nkind, 0, -1, false };
 			int nt = 0;
 			/* read: the steps before, and this one */
 			for (int k = 0; k <= i; k++) {
@@ -341,7 +350,7 @@ static int make_set(fit_set *s, next_fit *f)
 		fit_case *c = grow(&s->cases, &s->ncases, &s->capcases, sizeof(fit_case));
 		if (!c)
 			goto out;
-		*c = (fit_case){ s->nentries, 0, s->nmult, 0, -1, true };
+		*c = (fit_case){ s->nentries, 0, s->nkind, 0, -1, true };
 		int nt = 0;
 		local[src] = -2;
 		touched[nt++] = src;
@@ -353,11 +362,10 @@ static int make_set(fit_set *s, next_fit *f)
 					      (r->signal == NEXT_LIST_NEXT && r->guide == src)))
 				continue;
 			if (local[r->dst] < 0) {
-				float *m = grow(&s->mult, &s->nmult, &s->capmult, sizeof(float));
+				unsigned char *m = grow(&s->kind, &s->nkind, &s->capkind, 1);
 				if (!m)
 					goto out;
-				int t = f->type[r->dst];
-				*m = t == ATLAS_TYPE_TOPIC ? (float)NEXT_TYPE_TOPIC : t == ATLAS_TYPE_GUIDE ? (float)NEXT_TYPE_GUIDE : 1.0f;
+				*m = kind_of(f->type[r->dst]);
 				c = &s->cases[s->ncases - 1];
 				local[r->dst] = c->m++;
 				touched[nt++] = r->dst;
@@ -397,6 +405,7 @@ static fit_score evaluate(const fit_set *s, const double *w, float *acc, bool li
 		ws[0][k] = (float)w[k];
 		ws[1][k] = (float)(w[k] * w[NEXT_W_CONTEXT_INDEX]);
 	}
+	const float factor[3] = { 1.0f, (float)w[NEXT_W_TYPE_TOPIC_INDEX], (float)w[NEXT_W_TYPE_GUIDE_INDEX] };
 	for (int ci = 0; ci < s->ncases; ci++) {
 		const fit_case *c = &s->cases[ci];
 		if (c->link && !links)
@@ -409,13 +418,13 @@ static fit_score evaluate(const fit_set *s, const double *w, float *acc, bool li
 		const entry *e = s->entries + c->first;
 		for (int k = 0; k < c->n; k++)
 			acc[e[k].cand] += ws[e[k].ctx][e[k].signal] * e[k].w;
-		const float *mult = s->mult + c->cfirst;
-		float t = acc[c->target] * mult[c->target];
+		const unsigned char *kind = s->kind + c->cfirst;
+		float t = acc[c->target] * factor[kind[c->target]];
 		if (t <= 0)
 			continue;
 		int above = 0, ties = 0;
 		for (int k = 0; k < c->m; k++) {
-			float v = acc[k] * mult[k];
+			float v = acc[k] * factor[kind[k]];
 			above += v > t;
 			ties += v == t && k != c->target;
 		}
@@ -437,7 +446,7 @@ int next_fit_run(next_fit *f, next_fit_result *out, atlas_error *err)
 	static const int fitted[] = { NEXT_LINK_OUT, NEXT_LINK_IN, NEXT_BUILDS_ON, NEXT_PREREQ, NEXT_TOPIC,
 				      NEXT_SIMILAR, NEXT_GRAPH, NEXT_GUIDE_NEXT, NEXT_GUIDE_PREV,
 				      NEXT_GUIDE_AFTER, NEXT_LIST_NEXT, NEXT_TOPIC_NEXT, NEXT_NUMBER_NEXT,
-				      NEXT_W_CONTEXT_INDEX };
+				      NEXT_W_CONTEXT_INDEX, NEXT_W_TYPE_TOPIC_INDEX, NEXT_W_TYPE_GUIDE_INDEX };
 	memset(out, 0, sizeof(*out));
 	next_weights_defaults(out->w);
 	fit_set s;
@@ -500,7 +509,7 @@ out:
 	free(acc);
 	free(s.cases);
 	free(s.entries);
-	free(s.mult);
+	free(s.kind);
 	return rc;
 }
 
@@ -524,7 +533,7 @@ int next_fit_store(const next_fit_result *r, sqlite3 *db, const char *path, atla
 	char key[64], value[64];
 	int rc = 0;
 	for (int k = 0; !rc && k < NEXT_NWEIGHTS; k++) {
-		const char *name = k == NEXT_W_CONTEXT_INDEX ? "context" : next_signal_name(k);
+		const char *name = next_weight_name(k);
 		snprintf(key, sizeof(key), "w:%s", name);
 		snprintf(value, sizeof(value), "%.17g", r->w[k]);
 		rc = put(db, st, path, key, value, err);

@@ -240,7 +240,7 @@ static int next_weights_load(next_state *ns, atlas_error *err)
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *key = (const char *)sqlite3_column_text(st, 0) + 2;
 		double v = sqlite3_column_double(st, 1);
-		int code = strcmp(key, "context") == 0 ? NEXT_W_CONTEXT_INDEX : next_signal_code(key);
+		int code = next_weight_code(key);
 		if (code >= 0 && v >= 0 && v < 1e6)
 			ns->next_w[code] = v; /* a weight this build does not know, or out of range: ignored */
 	}
@@ -672,9 +672,9 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 		if (type == ATLAS_TYPE_PAGE)
 			c->excluded = true;
 		else if (type == ATLAS_TYPE_TOPIC)
-			c->score *= NEXT_TYPE_TOPIC;
+			c->score *= ns->next_w[NEXT_W_TYPE_TOPIC_INDEX];
 		else if (type == ATLAS_TYPE_GUIDE)
-			c->score *= NEXT_TYPE_GUIDE;
+			c->score *= ns->next_w[NEXT_W_TYPE_GUIDE_INDEX];
 	}
 	/* greedy selection with a penalty for repeating a topic already chosen */
 	res->items = calloc((size_t)limit, sizeof(atlas_next_item));

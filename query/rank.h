@@ -172,12 +172,13 @@
  * whose links count (explainers and guides), at least NEXT_LINK_FLOOR; a backlink the same by the
  * linking page's out-degree. */
 #define NEXT_LINK_FLOOR 0.05
-#define NEXT_TYPE_TOPIC 0.5       /* topic pages as suggestions */
-#define NEXT_TYPE_GUIDE 0.6
+#define NEXT_TYPE_TOPIC 0.5       /* fitted: topic pages as suggestions (a factor) */
+#define NEXT_TYPE_GUIDE 0.6       /* fitted: guides as suggestions */
 #define NEXT_DIVERSITY 0.8        /* per chosen suggestion with the same first topic */
 
 #ifdef ATLAS_NEXT_ROWS_H
-/* Fills w[NEXT_NWEIGHTS] (by signal code, then the context) with the defaults above. */
+/* Fills w[NEXT_NWEIGHTS] (by signal code, then the context and the type factors) with the defaults
+ * above. */
 static inline void next_weights_defaults(double *w)
 {
 	w[NEXT_GUIDE_NEXT] = NEXT_W_GUIDE_NEXT;
@@ -196,6 +197,8 @@ static inline void next_weights_defaults(double *w)
 	w[NEXT_SIMILAR] = NEXT_W_SIMILAR;
 	w[NEXT_GRAPH] = NEXT_W_GRAPH;
 	w[NEXT_W_CONTEXT_INDEX] = NEXT_W_CONTEXT;
+	w[NEXT_W_TYPE_TOPIC_INDEX] = NEXT_TYPE_TOPIC;
+	w[NEXT_W_TYPE_GUIDE_INDEX] = NEXT_TYPE_GUIDE;
 }
 #endif
 

@@ -58,7 +58,9 @@ def main():
              "list_next": "LIST_NEXT", "link_out": "LINK_OUT", "link_in": "LINK_IN",
              "builds_on": "BUILDS_ON", "prereq": "PREREQ", "same_topic": "TOPIC", "similar": "SIMILAR",
              "graph": "GRAPH", "topic_next": "TOPIC_NEXT", "number_next": "NUMBER_NEXT", "context": "CONTEXT"}
-    defaults = {k: float(re.search(rf"#define NEXT_W_{v} ([0-9.]+)", rank).group(1)) for k, v in names.items()}
+    names = {k: "NEXT_W_" + v for k, v in names.items()}
+    names.update({"type_topic": "NEXT_TYPE_TOPIC", "type_guide": "NEXT_TYPE_GUIDE"})
+    defaults = {k: float(re.search(rf"#define {v} ([0-9.]+)", rank).group(1)) for k, v in names.items()}
 
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, "full.db")

@@ -2,10 +2,14 @@
  * and block maxima of BM25F's frequency (common/blockpost.h, query/rank.h). */
 #include "postings_index.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer.h"
 #include "blockpost.h"
+#include "varint.h"
 #include "schema.h"
 #include "strbuf.h"
 #include "../query/rank.h"
@@ -30,7 +34,7 @@ typedef struct term_acc {
 	double *tmax;
 	int tmax_cap;
 	strbuf blob;
-	sqlite3_stmt *spill; /* inserts a term's blocks into postings_spill */
+	strbuf *out;      /* where the encoded terms go (term_record) */
 	const char *file; /* the index file, for messages */
 } term_acc;
 
@@ -60,9 +64,12 @@ static int read_sizes(sqlite3 *db, const char *file, int ndocs, int *sizes, doub
 	return rc;
 }
 
-/* Encodes and inserts the gathered term, then empties acc. Returns 0 or an ATLAS_E* code. */
-static int flush_term(term_acc *acc, sqlite3_stmt *ins, const int *sizes, const double *avg,
-		      atlas_error *err)
+/* A term's record in a walker's output: varint length, the term, varint page count, varint size,
+ * its blocks (common/blockpost.h). */
+
+/* Encodes the gathered term and appends its record to acc->out, then empties acc. Returns 0 or an
+ * ATLAS_E* code. */
+static int flush_term(term_acc *acc, const int *sizes, const double *avg, atlas_error *err)
 {
 	if (!acc->n)
 		return 0;
@@ -87,25 +94,13 @@ static int flush_term(term_acc *acc, sqlite3_stmt *ins, const int *sizes, const 
 	if (rc)
 		return atlas_error_set(err, rc, "postings: cannot encode the term '%.*s'",
 				       (int)acc->term_len, acc->term);
-	sqlite3_int64 spill = 0;
-	if (acc->blob.len > ATLAS_POSTINGS_INLINE_MAX) {
-		sqlite3_bind_blob(acc->spill, 1, acc->blob.buf, (int)acc->blob.len, SQLITE_STATIC);
-		int done = sqlite3_step(acc->spill);
-		sqlite3_reset(acc->spill);
-		sqlite3_clear_bindings(acc->spill);
-		if (done != SQLITE_DONE)
-			return atlas_sql_error(err, sqlite3_db_handle(ins), acc->file, "postings: cannot write", NULL);
-		spill = sqlite3_last_insert_rowid(sqlite3_db_handle(ins));
-	}
-	sqlite3_bind_text(ins, 1, acc->term, (int)acc->term_len, SQLITE_STATIC);
-	sqlite3_bind_int(ins, 2, acc->n);
-	sqlite3_bind_blob(ins, 3, spill ? "" : acc->blob.buf, spill ? 0 : (int)acc->blob.len, SQLITE_STATIC);
-	sqlite3_bind_int64(ins, 4, spill);
-	int step = sqlite3_step(ins);
-	sqlite3_reset(ins);
-	sqlite3_clear_bindings(ins);
-	if (step != SQLITE_DONE)
-		return atlas_sql_error(err, sqlite3_db_handle(ins), acc->file, "postings: cannot write", NULL);
+	atlas_varint_put(acc->out, (unsigned)acc->term_len);
+	strbuf_append(acc->out, acc->term, acc->term_len);
+	atlas_varint_put(acc->out, (unsigned)acc->n);
+	atlas_varint_put(acc->out, (unsigned)acc->blob.len);
+	strbuf_append(acc->out, acc->blob.buf, acc->blob.len);
+	if (acc->out->oom)
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory writing the postings");
 	acc->n = 0;
 	return 0;
 }
@@ -133,69 +128,193 @@ static int add_match(term_acc *acc, int doc, int col)
 	return 0;
 }
 
-/* Walks every position of the fts table, term by term (fts5vocab 'instance': by term, row,
- * column, offset), writing each term's postings. Returns 0 or an ATLAS_E* code. */
-static int walk_terms(sqlite3 *db, const char *file, int ndocs, const int *sizes, const double *avg,
-		      atlas_error *err)
+/**************************************************************************************************
+** Walking FTS5's index, in ranges of terms shared by two threads.
+**
+** Terms are walked in POSTINGS_RANGES ranges, by their first byte (fts5vocab seeks to a range's
+** first term); each thread takes the next range not yet taken, on its own connection, and encodes
+** its terms into that range's buffer. The buffers are inserted in term order once both are done.
+*/
+
+#define POSTINGS_RANGES 256
+
+typedef struct walk_shared {
+	const char *file;   /* the index file, committed: the second connection reads it */
+	int ndocs;
+	const int *sizes;
+	const double *avg;
+	pthread_mutex_t lock;
+	int next;           /* the first range not yet taken */
+	strbuf out[POSTINGS_RANGES];
+} walk_shared;
+
+/* Takes the next range, or returns -1 when none is left. */
+static int take_range(walk_shared *w)
 {
-	sqlite3_stmt *st = NULL, *ins = NULL;
+	pthread_mutex_lock(&w->lock);
+	int r = w->next < POSTINGS_RANGES ? w->next++ : -1;
+	pthread_mutex_unlock(&w->lock);
+	return r;
+}
+
+/* Walks every position of the terms of each range it takes (fts5vocab 'instance' on db: by term,
+ * row, column, offset), encoding each term into its range's buffer. Returns 0 or an ATLAS_E* code. */
+static int walk_ranges(walk_shared *w, sqlite3 *db, atlas_error *err)
+{
+	sqlite3_stmt *mid = NULL, *last = NULL;
 	term_acc acc = { 0 };
 	acc.blob = (strbuf)STRBUF_INIT;
-	acc.file = file;
+	acc.file = w->file;
 	int rc = 0;
-	if (sqlite3_prepare_v2(db, "SELECT term, doc, col FROM temp.atlas_postings_instance", -1, &st,
-			       NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO postings(term, df, blocks, spill) VALUES(?1, ?2, ?3, ?4)", -1,
-			       &ins, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO postings_spill(blocks) VALUES(?1)", -1, &acc.spill, NULL) !=
-		    SQLITE_OK) {
-		rc = atlas_sql_error(err, db, acc.file, "postings", NULL);
+	if (sqlite3_exec(db, "CREATE VIRTUAL TABLE IF NOT EXISTS temp.atlas_postings_instance USING"
+			     " fts5vocab(main, fts, instance)", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT term, doc, col FROM temp.atlas_postings_instance"
+				   " WHERE term >= ?1 AND term < ?2", -1, &mid, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT term, doc, col FROM temp.atlas_postings_instance"
+				   " WHERE term >= ?1", -1, &last, NULL) != SQLITE_OK) {
+		rc = atlas_sql_error(err, db, w->file, "postings", NULL);
 		goto out;
 	}
-	int step;
-	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *term = (const char *)sqlite3_column_text(st, 0);
-		size_t len = (size_t)sqlite3_column_bytes(st, 0);
-		sqlite3_int64 doc = sqlite3_column_int64(st, 1);
-		const char *cname = (const char *)sqlite3_column_text(st, 2);
-		int col = column_of(cname, sqlite3_column_bytes(st, 2));
-		if (!term || doc < 1 || doc > ndocs || col < 0) {
-			rc = atlas_error_set(err, ATLAS_EINVAL,
-					     "postings: FTS5 gave row %lld, column '%s' of %d rows",
-					     (long long)doc, cname ? cname : "", ndocs);
-			break;
-		}
-		if (len != acc.term_len || memcmp(term, acc.term, len)) {
-			if ((rc = flush_term(&acc, ins, sizes, avg, err)))
+	for (int r; !rc && (r = take_range(w)) >= 0;) {
+		char lo = (char)r, hi = (char)(r + 1);
+		sqlite3_stmt *st = r == POSTINGS_RANGES - 1 ? last : mid;
+		sqlite3_bind_text(st, 1, &lo, r ? 1 : 0, SQLITE_TRANSIENT);
+		if (st == mid)
+			sqlite3_bind_text(st, 2, &hi, 1, SQLITE_TRANSIENT);
+		acc.out = &w->out[r];
+		acc.term_len = 0;
+		int step;
+		while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+			const char *term = (const char *)sqlite3_column_text(st, 0);
+			size_t len = (size_t)sqlite3_column_bytes(st, 0);
+			sqlite3_int64 doc = sqlite3_column_int64(st, 1);
+			const char *cname = (const char *)sqlite3_column_text(st, 2);
+			int col = column_of(cname, sqlite3_column_bytes(st, 2));
+			if (!term || doc < 1 || doc > w->ndocs || col < 0) {
+				rc = atlas_error_set(err, ATLAS_EINVAL,
+						     "postings: FTS5 gave row %lld, column '%s' of %d rows",
+						     (long long)doc, cname ? cname : "", w->ndocs);
 				break;
-			if (len + 1 > acc.term_cap) {
-				char *t = realloc(acc.term, len * 2 + 1);
-				if (!t) {
-					rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory writing the postings");
-					break;
-				}
-				acc.term = t;
-				acc.term_cap = len * 2 + 1;
 			}
-			memcpy(acc.term, term, len);
-			acc.term_len = len;
+			if (len != acc.term_len || memcmp(term, acc.term, len)) {
+				if ((rc = flush_term(&acc, w->sizes, w->avg, err)))
+					break;
+				if (len + 1 > acc.term_cap) {
+					char *t = realloc(acc.term, len * 2 + 1);
+					if (!t) {
+						rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory writing the postings");
+						break;
+					}
+					acc.term = t;
+					acc.term_cap = len * 2 + 1;
+				}
+				memcpy(acc.term, term, len);
+				acc.term_len = len;
+			}
+			if (add_match(&acc, (int)doc, col))
+				rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory writing the postings");
 		}
-		if (add_match(&acc, (int)doc, col))
-			rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory writing the postings");
+		if (!rc && step != SQLITE_DONE)
+			rc = atlas_sql_error(err, db, acc.file, "postings", NULL);
+		if (!rc)
+			rc = flush_term(&acc, w->sizes, w->avg, err);
+		sqlite3_reset(st);
 	}
-	if (!rc && step != SQLITE_DONE)
-		rc = atlas_sql_error(err, db, acc.file, "postings", NULL);
-	if (!rc)
-		rc = flush_term(&acc, ins, sizes, avg, err);
 out:
-	sqlite3_finalize(st);
-	sqlite3_finalize(ins);
-	sqlite3_finalize(acc.spill);
+	if (rc) {
+		/* the other thread stops at its next range */
+		pthread_mutex_lock(&w->lock);
+		w->next = POSTINGS_RANGES;
+		pthread_mutex_unlock(&w->lock);
+	}
+	sqlite3_finalize(mid);
+	sqlite3_finalize(last);
+	sqlite3_exec(db, "DROP TABLE IF EXISTS temp.atlas_postings_instance", NULL, NULL, NULL);
 	free(acc.term);
 	free(acc.docs);
 	free(acc.tf);
 	free(acc.tmax);
 	strbuf_free(&acc.blob);
+	return rc;
+}
+
+typedef struct walker {
+	walk_shared *w;
+	pthread_t thread;
+	int rc;
+	atlas_error err;
+} walker;
+
+/* The second thread: its own read-only connection to the committed index. */
+static void *walker_main(void *arg)
+{
+	walker *k = arg;
+	sqlite3 *db = NULL;
+	if (sqlite3_open_v2(k->w->file, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+		k->rc = atlas_sql_error(&k->err, db, k->w->file, "postings: cannot open", NULL);
+	else if (!(k->rc = atlas_analyzer_register(db, &k->err)))
+		k->rc = walk_ranges(k->w, db, &k->err);
+	if (k->rc) {
+		pthread_mutex_lock(&k->w->lock);
+		k->w->next = POSTINGS_RANGES;
+		pthread_mutex_unlock(&k->w->lock);
+	}
+	sqlite3_close(db);
+	return NULL;
+}
+
+/* Inserts the encoded terms of out[0..POSTINGS_RANGES) in order: the blocks in the term's row, or in
+ * postings_spill when they take more than ATLAS_POSTINGS_INLINE_MAX bytes. Returns 0 or an ATLAS_E*
+ * code. */
+static int insert_terms(sqlite3 *db, const char *file, walk_shared *w, atlas_error *err)
+{
+	sqlite3_stmt *ins = NULL, *spill = NULL;
+	int rc = 0;
+	if (sqlite3_prepare_v2(db, "INSERT INTO postings(term, df, blocks, spill) VALUES(?1, ?2, ?3, ?4)", -1,
+			       &ins, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO postings_spill(blocks) VALUES(?1)", -1, &spill, NULL) !=
+		    SQLITE_OK)
+		rc = atlas_sql_error(err, db, file, "postings", NULL);
+	for (int r = 0; !rc && r < POSTINGS_RANGES; r++) {
+		const unsigned char *p = (const unsigned char *)w->out[r].buf, *end = p + w->out[r].len;
+		while (!rc && p < end) {
+			unsigned len = 0, df = 0, size = 0;
+			const unsigned char *term = NULL;
+			if (!atlas_varint_get(&p, end, &len) && (size_t)(end - p) >= len) {
+				term = p;
+				p += len;
+			}
+			if (!term || atlas_varint_get(&p, end, &df) || atlas_varint_get(&p, end, &size) ||
+			    (size_t)(end - p) < size) {
+				rc = atlas_error_set(err, ATLAS_EINVAL, "postings: a malformed term record");
+				break;
+			}
+			const unsigned char *blocks = p;
+			p += size;
+			sqlite3_int64 at = 0;
+			if (size > ATLAS_POSTINGS_INLINE_MAX) {
+				sqlite3_bind_blob(spill, 1, blocks, (int)size, SQLITE_STATIC);
+				int done = sqlite3_step(spill);
+				sqlite3_reset(spill);
+				if (done != SQLITE_DONE) {
+					rc = atlas_sql_error(err, db, file, "postings: cannot write", NULL);
+					break;
+				}
+				at = sqlite3_last_insert_rowid(db);
+			}
+			sqlite3_bind_text(ins, 1, (const char *)term, (int)len, SQLITE_STATIC);
+			sqlite3_bind_int(ins, 2, (int)df);
+			sqlite3_bind_blob(ins, 3, at ? (const void *)"" : blocks, at ? 0 : (int)size, SQLITE_STATIC);
+			sqlite3_bind_int64(ins, 4, at);
+			int step = sqlite3_step(ins);
+			sqlite3_reset(ins);
+			if (step != SQLITE_DONE)
+				rc = atlas_sql_error(err, db, file, "postings: cannot write", NULL);
+		}
+		strbuf_free(&w->out[r]);
+	}
+	sqlite3_finalize(ins);
+	sqlite3_finalize(spill);
 	return rc;
 }
 
@@ -208,14 +327,28 @@ int postings_index_write(sqlite3 *db, const char *file, int ndocs, atlas_error *
 	if (!sizes)
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory writing the postings");
 	int rc = read_sizes(db, file, ndocs, sizes, avg, err);
-	if (!rc && sqlite3_exec(db,
-				"CREATE VIRTUAL TABLE temp.atlas_postings_instance USING"
-				" fts5vocab(main, fts, instance)",
-				NULL, NULL, NULL) != SQLITE_OK)
-		rc = atlas_sql_error(err, db, file, "postings", NULL);
+	walk_shared w = { .file = file, .ndocs = ndocs, .sizes = sizes, .avg = avg, .next = 0 };
+	for (int r = 0; r < POSTINGS_RANGES; r++)
+		w.out[r] = (strbuf)STRBUF_INIT;
+	pthread_mutex_init(&w.lock, NULL);
+	/* what was written so far is committed, for the second thread's connection to read */
+	if (!rc && sqlite3_exec(db, "COMMIT; BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		rc = atlas_sql_error(err, db, file, "postings: cannot commit", NULL);
+	walker k = { .w = &w, .rc = 0, .err = { 0, "" } };
+	bool started = !rc && pthread_create(&k.thread, NULL, walker_main, &k) == 0;
 	if (!rc)
-		rc = walk_terms(db, file, ndocs, sizes, avg, err);
-	sqlite3_exec(db, "DROP TABLE IF EXISTS temp.atlas_postings_instance", NULL, NULL, NULL);
+		rc = walk_ranges(&w, db, err);
+	if (started)
+		pthread_join(k.thread, NULL);
+	if (!rc && k.rc) {
+		*err = k.err;
+		rc = k.rc;
+	}
+	if (!rc)
+		rc = insert_terms(db, file, &w, err);
+	for (int r = 0; r < POSTINGS_RANGES; r++)
+		strbuf_free(&w.out[r]);
+	pthread_mutex_destroy(&w.lock);
 	free(sizes);
 	return rc;
 }

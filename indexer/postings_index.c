@@ -34,7 +34,7 @@ typedef struct term_acc {
 	double *tmax;
 	int tmax_cap;
 	strbuf blob;
-	strbuf *out;      /* where the encoded terms go (term_record) */
+	strbuf *out;      /* where the encoded terms go (flush_term) */
 	const char *file; /* the index file, for messages */
 } term_acc;
 
@@ -64,11 +64,9 @@ static int read_sizes(sqlite3 *db, const char *file, int ndocs, int *sizes, doub
 	return rc;
 }
 
-/* A term's record in a walker's output: varint length, the term, varint page count, varint size,
- * its blocks (common/blockpost.h). */
-
-/* Encodes the gathered term and appends its record to acc->out, then empties acc. Returns 0 or an
- * ATLAS_E* code. */
+/* Encodes the gathered term and appends its record to acc->out (varint length, the term, varint
+ * page count, varint size, its blocks as common/blockpost.h writes them), then empties acc.
+ * Returns 0 or an ATLAS_E* code. */
 static int flush_term(term_acc *acc, const int *sizes, const double *avg, atlas_error *err)
 {
 	if (!acc->n)
@@ -286,7 +284,7 @@ static int insert_terms(sqlite3 *db, const char *file, walk_shared *w, atlas_err
 			}
 			if (!term || atlas_varint_get(&p, end, &df) || atlas_varint_get(&p, end, &size) ||
 			    (size_t)(end - p) < size) {
-				rc = atlas_error_set(err, ATLAS_EINVAL, "postings: a malformed term record");
+				rc = atlas_error_set(err, ATLAS_EINVAL, "%s: postings: a malformed term record", file);
 				break;
 			}
 			const unsigned char *blocks = p;

@@ -69,7 +69,8 @@ typedef struct html_page {
 	html_ref *bad_frags; /* links inside the content root to "#..." of the page itself that no
 			      * id or a[name] of it answers (html_has_anchor), text NULL */
 	int nbad_frags;
-	char **defs;        /* text of each dt with an id inside the content root */
+	char **defs;        /* the name each dt with an id inside the content root defines: its text,
+			     * a signature's before its parameters (keep_name) */
 	int ndefs;
 	html_sec *secs;     /* secs[0] is the lead */
 	int nsecs;
@@ -80,6 +81,7 @@ typedef struct html_page {
 	int body_line;      /* line of the content root */
 	int words;
 	size_t link_text;   /* bytes of the content's link texts */
+	size_t code_text;   /* bytes of the content's text inside <pre> (code, a program's output) */
 } html_page;
 
 typedef struct html_opts {

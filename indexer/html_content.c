@@ -105,6 +105,8 @@ static void body_text(body_state *st, const char *s)
 			continue;
 		}
 		strbuf_putc(t, (char)c);
+		if (st->pre)
+			st->p->code_text++;
 		st->title_level = 0;
 	}
 }
@@ -338,6 +340,22 @@ static void body_link(body_state *st, const GumboNode *node)
 	st->p->links[st->p->nlinks - 1].listed = entry_link(node);
 }
 
+/* Cuts a definition's text to the name it defines: a signature's text before its parameters'
+ * "(" ("pg_visibility_map(relation regclass, ...)", "add_config_value(name, default, rebuild)");
+ * the parameters, their types and the return type stay in the page's text, where a query's word
+ * that names one counts as a mention, not as the name the page defines. */
+static void keep_name(char *def)
+{
+	char *paren = strchr(def, '(');
+	if (!paren)
+		return;
+	char *end = paren;
+	while (end > def && end[-1] == ' ')
+		end--;
+	if (end > def) /* else the text starts with "(": no name before it, kept whole */
+		*end = '\0';
+}
+
 static void body_node(body_state *st, const GumboNode *node)
 {
 	if (node->type == GUMBO_NODE_TEXT || node->type == GUMBO_NODE_WHITESPACE ||
@@ -391,6 +409,8 @@ static void body_node(body_state *st, const GumboNode *node)
 	}
 	if (el->tag == GUMBO_TAG_DT && id && *id) {
 		char *def = text_of(node);
+		if (def)
+			keep_name(def);
 		if (def && add_string(&st->p->defs, &st->p->ndefs, def))
 			st->oom = true;
 		free(def);

@@ -343,6 +343,10 @@ void assign_types(site *s)
 {
 	corpus *c = s->c;
 	bool *index_page = calloc((size_t)(s->nfiles ? s->nfiles : 1), sizeof(bool));
+	bool *led_to = calloc((size_t)(s->nfiles ? s->nfiles : 1), sizeof(bool));
+	for (int fi = 0; led_to && fi < s->nfiles; fi++)
+		if (s->files[fi].next >= 0)
+			led_to[s->files[fi].next] = true;
 	for (int fi = 0; index_page && fi < s->nfiles; fi++)
 		for (int k = 0; s->files[fi].page >= 0 && k < s->files[fi].hp.nindex_refs; k++) {
 			bool exists;
@@ -361,9 +365,15 @@ void assign_types(site *s)
 				rule = k;
 		/* a long list of links and little else: a book index, a list of every name */
 		bool listing = f->hp.nlinks >= LISTING_LINKS && f->hp.link_text * 2 >= f->hp.text_len;
+		/* a program's source shown whole, outside the site's reading order (an example program
+		 * that a chapter's pages lead to stays a page to read) */
+		bool source = f->hp.text_len >= SOURCE_MIN_BYTES &&
+			      (double)f->hp.code_text >= SOURCE_CODE_SHARE * (double)f->hp.text_len &&
+			      f->next < 0 && led_to && !led_to[fi];
 		if (rule >= 0)
 			p->type = s->cfg.types[rule].type;
-		else if (is_root(f) || (index_page && index_page[fi]) || (listing && p->type != ATLAS_TYPE_GUIDE))
+		else if (is_root(f) || (index_page && index_page[fi]) ||
+			 ((listing || source) && p->type != ATLAS_TYPE_GUIDE))
 			p->type = ATLAS_TYPE_PAGE;
 		if (listing && p->type != ATLAS_TYPE_GUIDE) {
 			for (int k = 0; k < p->ndefs; k++)
@@ -374,5 +384,6 @@ void assign_types(site *s)
 		}
 	}
 	free(index_page);
+	free(led_to);
 }
 

@@ -6,7 +6,8 @@ sitemap.xml). Checked against their HTML:
 Sphinx: every HTML file not excluded is a page; titles without the repeated " — Sphinx
 documentation"; sections are the h2-h4 of each page's div.body with the ids of their <section>
 wrappers; definitions (dt with an id) rank the page that defines a configuration value first;
-topics from the "related" bar; the toctree order of "Using Sphinx" is its guide.
+topics from the "related" bar; the toctree order of "Using Sphinx" is its guide. With its module
+sources indexed too, each is a site page, and a signature's parameters are not definitions.
 
 MkDocs: paths and lastmod from the sitemap, urls under its site; titles without " - MkDocs";
 sections with the headings' ids; the User Guide's rel=next chain is its guide; the one broken link
@@ -182,6 +183,38 @@ def sphinx(indexer, query_bin, root, work):
     check(B + '/usage/theming.html' in ix.links(B + '/usage/configuration.html'), 'sphinx: configuration links to theming')
 
 
+def sphinx_sources(indexer, query_bin, root, work):
+    """The manual with its module sources (_modules/, Sphinx's viewcode) not excluded: each is a
+    site page (code whole, outside the toctree's rel=next order), and no signature's parameter is
+    a name its page defines."""
+    cfg = os.path.join(work, 'sphinx-sources.json')
+    with open(cfg, 'w') as f:
+        json.dump({'exclude': ['genindex.html', 'search.html', 'py-modindex.html']}, f)
+    db = os.path.join(work, 'sphinx-sources.db')
+    rc, out, err = build(indexer, root, db, '--config', cfg)
+    check(rc == 0, f'sphinx sources: atlas-index --site exits 0 ({rc}: {err.strip()[-200:]})')
+    if rc:
+        return
+    ix = Index(db)
+    B = '/en/master'
+    sources = [p for p in ix.docs if p.startswith(B + '/_modules/') and p != B + '/_modules/index.html']
+    check(len(sources) >= 20, f'sphinx sources: the module sources are pages ({len(sources)})')
+    check(all(ix.docs[p]['type'] == 'page' for p in sources),
+          f"sphinx sources: each is a site page ({[p for p in sources if ix.docs[p]['type'] != 'page'][:3]})")
+    steps = {p for g in ix.docs if ix.docs[g]['type'] == 'guide' for _, p in ix.guide(g)}
+    check(len(steps) > 50 and not any(ix.docs[p]['type'] == 'page' for p in steps if p in ix.docs),
+          'sphinx sources: no step of a rel=next route is a site page')
+    for name, page in [('add_config_value', B + '/extdev/appapi.html'), ('latex_engine', B + '/usage/configuration.html')]:
+        r = query(query_bin, db, name)
+        top = r['results'][0]['path'] if r['results'] else None
+        check(top == page, f'sphinx sources: search {name}: the page defining it first, not a source ({top})')
+    # add_config_value(name, default, rebuild, types=()) defines add_config_value, not rebuild
+    r = query(query_bin, db, '--explain', 'rebuild')
+    hit = [h for h in r['results'] if h['path'] == B + '/extdev/appapi.html']
+    check(hit and 'defs 0.000' in hit[0]['explain'],
+          f"sphinx sources: a parameter's name is not a definition ({hit[0]['explain'][:160] if hit else 'no result'})")
+
+
 def mkdocs(indexer, query_bin, root, work):
     cfg = os.path.join(work, 'mkdocs.json')
     with open(cfg, 'w') as f:
@@ -216,6 +249,7 @@ def mkdocs(indexer, query_bin, root, work):
 def main():
     indexer, query_bin, sphinx_dir, mkdocs_dir, work = sys.argv[1:6]
     sphinx(indexer, query_bin, sphinx_dir, work)
+    sphinx_sources(indexer, query_bin, sphinx_dir, work)
     mkdocs(indexer, query_bin, mkdocs_dir, work)
     finish()
 

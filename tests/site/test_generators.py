@@ -143,17 +143,23 @@ def check_sections(ix, root, rels, name, base=''):
     check(not wrong, f'{name}: sections are the content headings with their ids ({len(wrong)} differ: {wrong[:1]})')
 
 
-def sphinx(indexer, query_bin, root, work):
-    exclude = ['genindex.html', 'search.html', 'py-modindex.html', '_modules/**']
-    cfg = os.path.join(work, 'sphinx.json')
+def build_excluding(indexer, root, work, name, exclude):
+    """Builds ROOT with a configuration of nothing but EXCLUDE into WORK/NAME.db; returns
+    (the db's path, stderr), or (None, stderr) after a failed check of the exit status."""
+    cfg = os.path.join(work, name + '.json')
     with open(cfg, 'w') as f:
         json.dump({'exclude': exclude}, f)
-    db = os.path.join(work, 'sphinx.db')
-    B = '/en/master'
+    db = os.path.join(work, name + '.db')
     rc, out, err = build(indexer, root, db, '--config', cfg)
-    check(rc == 0, f'sphinx: atlas-index --site exits 0 ({rc}: {err.strip()[-200:]})')
-    if rc:
+    check(rc == 0, f'{name}: atlas-index --site exits 0 ({rc}: {err.strip()[-200:]})')
+    return (None if rc else db), err
+
+
+def sphinx(indexer, query_bin, root, work):
+    db, _ = build_excluding(indexer, root, work, 'sphinx', ['genindex.html', 'search.html', 'py-modindex.html', '_modules/**'])
+    if not db:
         return
+    B = '/en/master'
     ix = Index(db)
     rels = [r for r in html_files(root, ['genindex.html', 'search.html', 'py-modindex.html'])
             if not r.startswith('_modules/')]
@@ -187,13 +193,8 @@ def sphinx_sources(indexer, query_bin, root, work):
     """The manual with its module sources (_modules/, Sphinx's viewcode) not excluded: each is a
     site page (code whole, outside the toctree's rel=next order), and no signature's parameter is
     a name its page defines."""
-    cfg = os.path.join(work, 'sphinx-sources.json')
-    with open(cfg, 'w') as f:
-        json.dump({'exclude': ['genindex.html', 'search.html', 'py-modindex.html']}, f)
-    db = os.path.join(work, 'sphinx-sources.db')
-    rc, out, err = build(indexer, root, db, '--config', cfg)
-    check(rc == 0, f'sphinx sources: atlas-index --site exits 0 ({rc}: {err.strip()[-200:]})')
-    if rc:
+    db, _ = build_excluding(indexer, root, work, 'sphinx-sources', ['genindex.html', 'search.html', 'py-modindex.html'])
+    if not db:
         return
     ix = Index(db)
     B = '/en/master'
@@ -216,14 +217,10 @@ def sphinx_sources(indexer, query_bin, root, work):
 
 
 def mkdocs(indexer, query_bin, root, work):
-    cfg = os.path.join(work, 'mkdocs.json')
-    with open(cfg, 'w') as f:
-        json.dump({'exclude': ['404.html']}, f)
-    db = os.path.join(work, 'mkdocs.db')
-    rc, out, err = build(indexer, root, db, '--config', cfg)
-    check(rc == 0, f'mkdocs: atlas-index --site exits 0 ({rc}: {err.strip()[-200:]})')
-    if rc:
+    db, err = build_excluding(indexer, root, work, 'mkdocs', ['404.html'])
+    if not db:
         return
+    cfg = os.path.join(work, 'mkdocs.json')
     ix = Index(db)
     rels = html_files(root, ['404.html'])
     check(sorted(ix.docs) == ['/' + r for r in rels], f'mkdocs: the {len(rels)} pages but the redirections (robots noindex)')

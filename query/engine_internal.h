@@ -96,6 +96,15 @@ typedef struct section_text {
  * an engine freed after an index swap returns its strings to the system whole. */
 #define ENGINE_ARENA_BLOCK (256 * 1024)
 
+/* A stem's page count, remembered: len 0 for an empty slot. */
+#define STEM_DF_SLOTS 256
+#define STEM_DF_KEY 32          /* longer stems are always looked up */
+typedef struct stem_df_slot {
+	char stem[STEM_DF_KEY];
+	int len;
+	int df;
+} stem_df_slot;
+
 struct atlas_engine {
 	sqlite3 *db;
 	atlas_arena strings;    /* the documents' strings, the vocabulary, synonyms, meta, map keys */
@@ -156,6 +165,9 @@ struct atlas_engine {
 	unsigned *excluded;     /* pages holding an excluded word, when this generation's */
 	unsigned generation;
 	bool count_only;        /* atlas_search counts (total, total_all) and builds no hits */
+	stem_df_slot stem_dfs[STEM_DF_SLOTS]; /* the stems table's answers remembered (retrieve.c:
+	                                       * stem_df): a query's words are looked up by every pass,
+	                                       * and typeahead searches the same words again */
 	candidate *cand;
 	int *touched;           /* the pages marked this generation, in the order met */
 	int ntouched;

@@ -143,14 +143,30 @@ static int exclude_pages(atlas_engine *e, const char *expr, atlas_error *err)
 	return 0;
 }
 
-/* The pages holding stem s[0..n), from the index's stem table (0 when unknown). */
+/* The pages holding stem s[0..n), from the index's stem table (0 when unknown), remembered in
+ * e->stem_dfs by a hash of the stem (the table does not change while the engine is open). */
 static int stem_df(atlas_engine *e, const char *s, int n)
 {
+	stem_df_slot *slot = NULL;
+	if (n > 0 && n <= STEM_DF_KEY) {
+		uint32_t h = 2166136261u; /* FNV-1a */
+		for (int i = 0; i < n; i++)
+			h = (h ^ (unsigned char)s[i]) * 16777619u;
+		slot = &e->stem_dfs[h % STEM_DF_SLOTS];
+		if (slot->len == n && memcmp(slot->stem, s, (size_t)n) == 0)
+			return slot->df;
+	}
 	sqlite3_stmt *st = e->st_stem_df;
 	sqlite3_bind_text(st, 1, s, n, SQLITE_STATIC);
-	int df = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	int rc = sqlite3_step(st);
+	int df = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
+	if (slot && (rc == SQLITE_ROW || rc == SQLITE_DONE)) {
+		memcpy(slot->stem, s, (size_t)n);
+		slot->len = n;
+		slot->df = df;
+	}
 	return df;
 }
 

@@ -256,13 +256,14 @@ static void count_facets(atlas_results *res, const atlas_engine *e, const atlas_
 }
 
 /* Scores every candidate of e that passes the search's filters into rk (room for e->ntouched) and
- * *nrk, counting the facets of all of them into fc and res->topics (room for 32) and res->total_all. */
+ * *nrk, counting the facets of all of them into fc and res->topics (room for 32) and res->total_all.
+ * A count-only search (typeahead) scores nothing: each candidate's score is 0. */
 static void rank_candidates(atlas_results *res, atlas_engine *e, const plan *pl, const atlas_search_params *p,
 			    const atlas_search_more *m, ranked *rk, int *nrk, facet_counts *fc)
 {
 	/* query stems for the exact-title test: every word, stop words included */
 	strbuf qs = STRBUF_INIT;
-	for (int i = 0; i < pl->nterms; i++) {
+	for (int i = 0; i < pl->nterms && !e->count_only; i++) {
 		if (pl->terms[i].negated)
 			continue;
 		if (qs.len)
@@ -274,7 +275,7 @@ static void rank_candidates(atlas_results *res, atlas_engine *e, const plan *pl,
 	 * passes the filters, the query has no other content word and the word is on at least as
 	 * many pages as each completion (rank.h: RANK_PREFIX_ONLY) */
 	bool exact_found = false;
-	bool tiered = pl->npositive == 1 && prefix_word_leads(pl);
+	bool tiered = !e->count_only && pl->npositive == 1 && prefix_word_leads(pl);
 	for (int i = 0; i < e->ntouched && !exact_found && tiered; i++) {
 		int d = e->touched[i];
 		exact_found = type_passes(p, m, &e->docs[d]) && topic_passes(p, m, &e->docs[d]) &&
@@ -289,7 +290,11 @@ static void rank_candidates(atlas_results *res, atlas_engine *e, const plan *pl,
 		count_facets(res, e, m, doc, type_ok, topic_ok, fc);
 		if (!type_ok || !topic_ok)
 			continue;
-		double score = score_candidate(pl, c, doc, strbuf_str(&qs));
+		double score = 0;
+		if (e->count_only)
+			coverage_of(pl, c); /* typeahead counts alone: whether the page holds every word */
+		else
+			score = score_candidate(pl, c, doc, strbuf_str(&qs));
 		res->total_all += c->strict || pl->npositive <= 1;
 		rk[(*nrk)++] = (ranked){ d, score, exact_found && prefix_only(pl, c) };
 	}

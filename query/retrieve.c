@@ -603,6 +603,10 @@ static int retrieve_steps(atlas_engine *e, plan *pl, const atlas_search_params *
 	const char *passes[2] = { strbuf_str(&pl->strict), strbuf_str(&pl->relaxed) };
 	/* the all-words pass only when the any-word pass alone could be large */
 	bool all_first = pl->npositive > 1 && pl->est_any > RANK_SINGLE_PASS_ROWS;
+	/* typeahead's count (count_only: total_all alone) is of the pages holding every content word:
+	 * the all-words pass's rows, exactly, when whole pages are walked and every phrase is recorded
+	 * (coverage_of sees them); the any-word pass would add only pages it does not count */
+	bool count_all = e->count_only && !broad && pl->nphrases <= MAX_PHRASES;
 	e->rec.ninst = 0;
 	memcpy(e->rec.idf, pl->idf, sizeof(pl->idf));
 	e->rec.nidf = pl->nidf;
@@ -639,7 +643,7 @@ static int retrieve_steps(atlas_engine *e, plan *pl, const atlas_search_params *
 	/* kept to a few pages: at most their entries of each phrase are read a step */
 	long step_cost = allowed && (long)nallowed * pl->nphrases < pl->step_cost ? (long)nallowed * pl->nphrases
 										  : pl->step_cost;
-	for (int pass = all_first ? 0 : 1; pass < 2 && found < want; pass++) {
+	for (int pass = all_first || count_all ? 0 : 1; pass < (count_all ? 1 : 2) && found < want; pass++) {
 		for (int tier = broad ? TIER_TITLES : TIER_PAGES; tier <= TIER_PAGES && found < want; tier++) {
 			/* the work budget: a step after the first only when its postings and a row
 			 * still fit; any step only when the caller's stop hook does not end the search */

@@ -105,6 +105,15 @@ typedef struct stem_df_slot {
 	int df;
 } stem_df_slot;
 
+/* A word's spelling correction, remembered (plan.c: correct_word): len 0 for an empty slot, fix
+ * NULL for a word with none. */
+#define FIX_SLOTS 64
+typedef struct fix_slot {
+	char word[41];          /* correct_word looks at words of at most 40 bytes */
+	int len;
+	const char *fix;        /* a vocabulary entry's term */
+} fix_slot;
+
 struct atlas_engine {
 	sqlite3 *db;
 	atlas_arena strings;    /* the documents' strings, the vocabulary, synonyms, meta, map keys */
@@ -165,6 +174,7 @@ struct atlas_engine {
 	unsigned *excluded;     /* pages holding an excluded word, when this generation's */
 	unsigned generation;
 	bool count_only;        /* atlas_search counts (total, total_all) and builds no hits */
+	fix_slot fixes[FIX_SLOTS];
 	stem_df_slot stem_dfs[STEM_DF_SLOTS]; /* the stems table's answers remembered (retrieve.c:
 	                                       * stem_df): a query's words are looked up by every pass,
 	                                       * and typeahead searches the same words again */

@@ -130,7 +130,7 @@ static bool inflection_of(const atlas_engine *e, const char *a, int na, const ch
 /* The best correction of a word or identifier not in the vocabulary (or much rarer than a
  * neighbour), or NULL:
  * never another form of the same word, which matches the same pages. */
-static const char *correct_word(const atlas_engine *e, const char *w, bool maybe_prefix, plan *pl)
+static const char *correct_word(atlas_engine *e, const char *w, bool maybe_prefix, plan *pl)
 {
 	int len = (int)strlen(w);
 	if (len < TYPO_MIN_LEN || len > 40)
@@ -160,11 +160,21 @@ static const char *correct_word(const atlas_engine *e, const char *w, bool maybe
 		return NULL;
 	}
 	pl->work.expansions += scan;
+	/* the scan's answer depends on the word alone: remembered, as typeahead's counts and every
+	 * search of the same word ask it again (the budget is charged all the same) */
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (int i = 0; i < len; i++)
+		h = (h ^ (unsigned char)w[i]) * 16777619u;
+	fix_slot *slot = &e->fixes[h % FIX_SLOTS];
+	if (slot->len == len && memcmp(slot->word, w, (size_t)len) == 0)
+		return slot->fix;
 	const vocab_entry *best = nearest_word(e, e->by_len_start[lo_len], e->by_len_start[hi_len + 1], w, len,
 					       letters, df, max);
-	if (best && inflection_of(e, w, len, best->term, best->len))
-		return NULL;
-	return best ? best->term : NULL;
+	const char *fix = best && !inflection_of(e, w, len, best->term, best->len) ? best->term : NULL;
+	memcpy(slot->word, w, (size_t)len);
+	slot->len = len;
+	slot->fix = fix;
+	return fix;
 }
 
 /* Looks for a synonym term spanning units[i..i+len), by folded words then by stems. */

@@ -56,6 +56,7 @@ static int collect(const atlas_engine *e, const char *last, int n, bool prefix, 
 		return 0;
 	char first[2] = { last[0], '\0' };
 	int lo = engine_vocab_from(e, fuzzy ? first : last);
+	unsigned long long letters = fuzzy ? letter_set(last, n) : 0;
 	for (int i = lo; i < e->nvocab && i < lo + SUGGEST_VOCAB_SCAN; i++) {
 		const vocab_entry *v = &e->vocab[i];
 		int edits = 0;
@@ -63,6 +64,11 @@ static int collect(const atlas_engine *e, const char *last, int n, bool prefix, 
 			if (v->term[0] != last[0])
 				break;
 			if (v->len > VOCAB_MAX_LEN || v->len < n - max || (!prefix && v->len > n + max))
+				continue;
+			/* each letter of the typed word that the entry lacks (or holds once where the
+			 * word holds it twice) takes an edit of its own: more of them than max, and the
+			 * entry is passed over unread */
+			if (__builtin_popcountll(letters & ~letter_set(v->term, v->len)) > max)
 				continue;
 			edits = atlas_edits(last, n, v->term, v->len, prefix, max);
 			if (edits > max)

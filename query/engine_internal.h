@@ -114,6 +114,16 @@ typedef struct fix_slot {
 	const char *fix;        /* a vocabulary entry's term */
 } fix_slot;
 
+/* An alternative's posting-list entries (retrieve.c: alt_postings), remembered by its text: len 0
+ * for an empty slot. */
+#define ALT_COST_SLOTS 128
+#define ALT_COST_KEY 48         /* longer alternatives are always counted */
+typedef struct alt_cost_slot {
+	char alt[ALT_COST_KEY];
+	int len;
+	long sum;
+} alt_cost_slot;
+
 struct atlas_engine {
 	sqlite3 *db;
 	atlas_arena strings;    /* the documents' strings, the vocabulary, synonyms, meta, map keys */
@@ -174,10 +184,11 @@ struct atlas_engine {
 	unsigned *excluded;     /* pages holding an excluded word, when this generation's */
 	unsigned generation;
 	bool count_only;        /* atlas_search counts (total, total_all) and builds no hits */
-	fix_slot fixes[FIX_SLOTS];
+	fix_slot fixes[FIX_SLOTS]; /* spelling corrections remembered (plan.c: correct_word) */
 	stem_df_slot stem_dfs[STEM_DF_SLOTS]; /* the stems table's answers remembered (retrieve.c:
 	                                       * stem_df): a query's words are looked up by every pass,
 	                                       * and typeahead searches the same words again */
+	alt_cost_slot alt_costs[ALT_COST_SLOTS]; /* the same for an alternative's postings */
 	candidate *cand;
 	int *touched;           /* the pages marked this generation, in the order met */
 	int ntouched;

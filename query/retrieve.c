@@ -256,6 +256,17 @@ static int postings_token(void *ctx, int tflags, const char *tok, int n, int sta
  * of every token of it, summed. */
 static long alt_postings(atlas_engine *e, const char *alt)
 {
+	/* remembered by the alternative's text, as stem_df's answers are */
+	size_t len = strlen(alt);
+	alt_cost_slot *slot = NULL;
+	if (len <= ALT_COST_KEY) {
+		uint32_t h = 2166136261u; /* FNV-1a */
+		for (size_t i = 0; i < len; i++)
+			h = (h ^ (unsigned char)alt[i]) * 16777619u;
+		slot = &e->alt_costs[h % ALT_COST_SLOTS];
+		if (slot->len == (int)len && memcmp(slot->alt, alt, len) == 0)
+			return slot->sum;
+	}
 	size_t o;
 	char *text = alt_text(alt, &o);
 	if (!text)
@@ -263,6 +274,11 @@ static long alt_postings(atlas_engine *e, const char *alt)
 	struct { atlas_engine *e; long sum; } x = { e, 0 };
 	atlas_analyze(e->analyzer, FTS5_TOKENIZE_QUERY, text, (int)o, postings_token, &x);
 	free(text);
+	if (slot) {
+		memcpy(slot->alt, alt, len);
+		slot->len = (int)len;
+		slot->sum = x.sum;
+	}
 	return x.sum;
 }
 

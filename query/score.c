@@ -35,7 +35,8 @@ static void add_title_pat(atlas_engine *e, qterm *t, const char *text, bool pref
 }
 
 /* Computes, once per query, the IDF of every content term and alternative (in phrase order, for
- * atlas_rank) and the title patterns of every content term. */
+ * atlas_rank) and the title patterns of every content term (not for a count-only search, which
+ * scores nothing). */
 void term_weights(atlas_engine *e, plan *pl)
 {
 	for (int i = 0; i < pl->nterms; i++) {
@@ -98,8 +99,10 @@ void term_weights(atlas_engine *e, plan *pl)
 				pl->idf[pl->nidf++] = t->alt_idf[k];
 		}
 		pl->est_any += any_df < e->ndocs ? any_df : e->ndocs;
-		add_title_pat(e, t, w, false);
 		t->prefix_pat = -1;
+		if (e->count_only)
+			continue; /* typeahead's counts score no title */
+		add_title_pat(e, t, w, false);
 		if (t->prefix && !t->prefix_covered) {
 			t->prefix_pat = t->ntitle_pats;
 			add_title_pat(e, t, t->word, true);

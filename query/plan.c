@@ -160,6 +160,10 @@ static const char *correct_word(atlas_engine *e, const char *w, bool maybe_prefi
 		return NULL;
 	}
 	pl->work.expansions += scan;
+	/* a known word's correction is only offered (did_you_mean), never searched: typeahead's
+	 * counts (count_only) have no use for it, and the budget is charged all the same */
+	if (df > 0 && e->count_only)
+		return NULL;
 	/* the scan's answer depends on the word alone: remembered, as typeahead's counts and every
 	 * search of the same word ask it again (the budget is charged all the same) */
 	uint32_t h = 2166136261u; /* FNV-1a */

@@ -24,7 +24,7 @@
  * (a book index, a list of every name): a site page, and its terms are not definitions. */
 #define LISTING_LINKS 50
 /* A page whose text is at least this share code (<pre>) is a source listing: a module's code as a
- * documentation generator shows it (Sphinx's viewcode, rustdoc's src/, Doxygen's sources), a site
+ * documentation generator shows it (Sphinx's viewcode, rustdoc's src/, Javadoc's src-html/), a site
  * page, not an explainer. */
 #define SOURCE_CODE_SHARE 0.9
 #define SOURCE_MIN_BYTES 200

@@ -96,6 +96,17 @@ typedef struct section_text {
  * an engine freed after an index swap returns its strings to the system whole. */
 #define ENGINE_ARENA_BLOCK (256 * 1024)
 
+/* The slot of the n bytes of s in a table of nslots remembered answers (FNV-1a of the bytes):
+ * the engine remembers what it looked up for a query's words, as typeahead's counts and later
+ * searches ask again, in tables of a few slots each (a new answer takes its slot's place). */
+static inline unsigned engine_slot(const char *s, size_t n, unsigned nslots)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h % nslots;
+}
+
 /* A stem's page count, remembered: len 0 for an empty slot. */
 #define STEM_DF_SLOTS 256
 #define STEM_DF_KEY 32          /* longer stems are always looked up */

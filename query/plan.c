@@ -166,10 +166,7 @@ static const char *correct_word(atlas_engine *e, const char *w, bool maybe_prefi
 		return NULL;
 	/* the scan's answer depends on the word alone: remembered, as typeahead's counts and every
 	 * search of the same word ask it again (the budget is charged all the same) */
-	uint32_t h = 2166136261u; /* FNV-1a */
-	for (int i = 0; i < len; i++)
-		h = (h ^ (unsigned char)w[i]) * 16777619u;
-	fix_slot *slot = &e->fixes[h % FIX_SLOTS];
+	fix_slot *slot = &e->fixes[engine_slot(w, (size_t)len, FIX_SLOTS)];
 	if (slot->len == len && memcmp(slot->word, w, (size_t)len) == 0)
 		return slot->fix;
 	const vocab_entry *best = nearest_word(e, e->by_len_start[lo_len], e->by_len_start[hi_len + 1], w, len,

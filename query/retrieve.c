@@ -144,15 +144,12 @@ static int exclude_pages(atlas_engine *e, const char *expr, atlas_error *err)
 }
 
 /* The pages holding stem s[0..n), from the index's stem table (0 when unknown), remembered in
- * e->stem_dfs by a hash of the stem (the table does not change while the engine is open). */
+ * e->stem_dfs (the table does not change while the engine is open). */
 static int stem_df(atlas_engine *e, const char *s, int n)
 {
 	stem_df_slot *slot = NULL;
 	if (n > 0 && n <= STEM_DF_KEY) {
-		uint32_t h = 2166136261u; /* FNV-1a */
-		for (int i = 0; i < n; i++)
-			h = (h ^ (unsigned char)s[i]) * 16777619u;
-		slot = &e->stem_dfs[h % STEM_DF_SLOTS];
+		slot = &e->stem_dfs[engine_slot(s, (size_t)n, STEM_DF_SLOTS)];
 		if (slot->len == n && memcmp(slot->stem, s, (size_t)n) == 0)
 			return slot->df;
 	}
@@ -260,10 +257,7 @@ static long alt_postings(atlas_engine *e, const char *alt)
 	size_t len = strlen(alt);
 	alt_cost_slot *slot = NULL;
 	if (len <= ALT_COST_KEY) {
-		uint32_t h = 2166136261u; /* FNV-1a */
-		for (size_t i = 0; i < len; i++)
-			h = (h ^ (unsigned char)alt[i]) * 16777619u;
-		slot = &e->alt_costs[h % ALT_COST_SLOTS];
+		slot = &e->alt_costs[engine_slot(alt, len, ALT_COST_SLOTS)];
 		if (slot->len == (int)len && memcmp(slot->alt, alt, len) == 0)
 			return slot->sum;
 	}

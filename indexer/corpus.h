@@ -123,6 +123,7 @@ typedef struct corpus {
 	char *site_url;         /* origin of the sitemap's locs, e.g. https://explainers.rudrite.com */
 	unsigned long long digest;
 	size_t bytes;           /* total bytes of corpus files read */
+	int redirects;          /* a built site's redirect pages, left out (indexer/site.c) */
 	atomic_int *body_readers; /* per page, readers yet to release its section bodies; NULL: kept */
 } corpus;
 

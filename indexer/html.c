@@ -248,8 +248,47 @@ static void set_once(char **slot, const char *v, bool *oom)
 	if (*slot || !v)
 		return;
 	*slot = trimmed_dup(v);
-	if (!*slot && *v && !oom)
+	if (!*slot && v[strspn(v, " \t\n\r\f")])
+		*oom = true; /* v had text: trimmed_dup could not copy it */
+}
+
+/* The URL a <meta http-equiv="refresh"> content sends the reader to ("0; url=next.html",
+ * "5;URL='next.html'", "0, next.html"), as the HTML standard's declarative refresh reads it: a
+ * time, then ';' or ',', then the URL, "url=" and quotes around it optional. Returns a malloc'd
+ * string, or NULL when the content names no URL (a page that reloads itself) or memory runs out
+ * (*oom set). */
+static char *refresh_url(const char *content, bool *oom)
+{
+	const char *c = content + strspn(content, " \t\n\r\f");
+	if (!isdigit((unsigned char)*c) && *c != '.')
+		return NULL;
+	c += strspn(c, "0123456789.");
+	c += strspn(c, " \t\n\r\f");
+	if (*c != ';' && *c != ',')
+		return NULL;
+	c++;
+	c += strspn(c, " \t\n\r\f");
+	if (strncasecmp(c, "url", 3) == 0) {
+		const char *e = c + 3 + strspn(c + 3, " \t\n\r\f");
+		if (*e == '=') {
+			c = e + 1;
+			c += strspn(c, " \t\n\r\f");
+		}
+	}
+	size_t n = strlen(c);
+	if (*c == '"' || *c == '\'') {
+		const char *q = strchr(c + 1, *c);
+		n = q ? (size_t)(q - c - 1) : n - 1;
+		c++;
+	}
+	while (n && strchr(" \t\n\r\f", c[n - 1]))
+		n--;
+	if (!n)
+		return NULL;
+	char *r = strndup(c, n);
+	if (!r)
 		*oom = true;
+	return r;
 }
 
 static bool is_crumb_box(const GumboElement *el)
@@ -423,7 +462,10 @@ void read_head(head_state *st, const GumboNode *node)
 		return;
 	case GUMBO_TAG_META: {
 		const char *name = attr(el, "name"), *prop = attr(el, "property"), *content = attr(el, "content");
-		const char *key = name ? name : prop;
+		const char *key = name ? name : prop, *equiv = attr(el, "http-equiv");
+		if (equiv && content && strcasecmp(equiv, "refresh") == 0 && !p->redirect &&
+		    (p->redirect = refresh_url(content, &st->oom)))
+			p->redirect_line = (int)el->start_pos.line;
 		if (!key || !content)
 			break;
 		if (strcasecmp(key, "robots") == 0 && strcasestr(content, "noindex"))

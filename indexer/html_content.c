@@ -592,6 +592,7 @@ void html_page_free(html_page *p)
 	free(p->modified);
 	free(p->canonical);
 	free(p->og_url);
+	free(p->redirect);
 	free(p->next);
 	free(p->next_hint);
 	free(p->up);

@@ -148,6 +148,8 @@ static void print_stats(const build_stats *st, const corpus *c, const diag_list 
 	printf("  links       %d\n", st->links);
 	printf("  guide steps %d\n", st->guide_steps);
 	printf("  read next   %d candidates\n", st->candidates);
+	if (c->redirects)
+		printf("  redirects   %d  (left out; links to them lead to their targets)\n", c->redirects);
 	printf("  warnings    %d\n", d->warnings);
 	printf("  %-11s %.1f KiB, index %.1f KiB\n", what, c->bytes / 1024.0, st->index_bytes / 1024.0);
 	printf("  time        %.0f ms (reading %.0f ms", total_ms, t_read);

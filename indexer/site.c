@@ -363,6 +363,8 @@ int target_of(const site *s, int fi, const char *href, bool *exists, char *frag,
 		return -1;
 	}
 	int t = file_of(s, rel);
+	for (int hop = 0; t >= 0 && s->files[t].redirect_to != -2; hop++)
+		t = hop < SITE_REDIRECT_HOPS ? s->files[t].redirect_to : -1;
 	if (t >= 0 && s->files[t].page >= 0) {
 		*exists = true;
 		return t;
@@ -574,6 +576,37 @@ static void find_site_address(site *s)
 	}
 }
 
+/* Finds the redirect pages (<meta http-equiv="refresh"> naming another address: Texinfo's
+ * XREF pages, Hugo's aliases, a moved page left behind) and the file each leads to; they are
+ * not made pages, and links to them lead to their targets (target_of). A redirect to a file of
+ * the site that is missing is a warning. Counts them in the corpus. Never fails. */
+static void find_redirects(site *s)
+{
+	for (int i = 0; i < s->nfiles; i++) {
+		site_file *f = &s->files[i];
+		f->redirect_to = -2;
+		if (!f->ok || !f->hp.redirect)
+			continue;
+		char rel[4096];
+		if (!resolve(s, f->rel, f->hp.redirect, rel, sizeof(rel), NULL, 0)) {
+			f->redirect_to = -1; /* another site's address */
+			s->c->redirects++;
+			continue;
+		}
+		int t = file_of(s, rel);
+		if (t == i)
+			continue; /* the page reloads itself */
+		f->redirect_to = t;
+		s->c->redirects++;
+		char full[PATH_MAX];
+		struct stat st;
+		if (t < 0 && snprintf(full, sizeof(full), "%s/%s", s->dir, rel) < (int)sizeof(full) &&
+		    stat(full, &st) != 0)
+			diag_add(s->d, f->file, f->hp.redirect_line, warn_sev(s),
+				 "redirects to %s, which is not in the site", f->hp.redirect);
+	}
+}
+
 /* Makes the corpus's pages from the read files, in file order, with each page's path taken
  * from the sitemap or its file; reports pages missing from the sitemap, duplicate paths and empty
  * pages. Out of memory for a page is reported and the page left out; when the page array cannot
@@ -587,7 +620,7 @@ static void add_pages(site *s)
 	size_t pending = 0;   /* bytes of the texts of the pages after those */
 	for (int fi = 0; fi < s->nfiles; fi++) {
 		site_file *f = &s->files[fi];
-		if (!f->ok || f->hp.skip)
+		if (!f->ok || f->hp.skip || f->redirect_to != -2)
 			continue;
 		if (!f->path) {
 			if (c->have_sitemap)
@@ -669,6 +702,7 @@ int site_load(corpus *c, const char *dir, const char *config_path, bool strict, 
 	read_all(&s);
 	report_reads(&s);
 	find_site_address(&s);
+	find_redirects(&s);
 	find_title_affix(&s);
 	add_pages(&s);
 	/* the parsed pages' texts, freed page by page, lie between what is kept: given back */

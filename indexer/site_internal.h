@@ -28,6 +28,8 @@
  * page, not an explainer. */
 #define SOURCE_CODE_SHARE 0.9
 #define SOURCE_MIN_BYTES 200
+/* Redirects followed from a link before it is taken to lead nowhere (a chain, or a loop). */
+#define SITE_REDIRECT_HOPS 8
 
 typedef struct type_rule {
 	char *glob;
@@ -64,6 +66,8 @@ typedef struct site_file {
 	int parent;          /* index of the parent file, or -1 */
 	int next;            /* index of the rel=next file, or -1 */
 	int topic;           /* the topic this page is the page of, or -1 */
+	int redirect_to;     /* a redirect (hp.redirect naming another file): the file it leads to,
+			      * -1 when that is outside the site or missing; -2 when no redirect */
 	const char *crumb_text; /* the text of the first breadcrumb naming this page, in file order */
 	bool in_sitemap;
 } site_file;
@@ -108,7 +112,8 @@ void read_sitemap(site *s);
 /* Lists the HTML files below rel (a folder, "" for the top), following symbolic links only to
  * files inside the site's folder. */
 void walk(site *s, const char *rel, int depth);
-/* The page file href names from file fi, or -1 when none (not an error code); see site.c. */
+/* The page file href names from file fi (a redirect page followed to its target), or -1 when
+ * none (not an error code); see site.c. */
 int target_of(const site *s, int fi, const char *href, bool *exists, char *frag, size_t fragn);
 
 /* site_config.c */
@@ -122,9 +127,9 @@ void config_free(site_config *cfg);
 
 /* site_pages.c */
 
-/* Finds the part of the title most pages repeat, after (suffix) or before (prefix) a separator:
- * " — Sphinx documentation", "MkDocs - ". Kept only when at least half of the titled pages (and
- * two of them) carry it. */
+/* Finds the part of the title most pages repeat, after (suffix) or before (prefix) a separator,
+ * or in parentheses at its end: " — Sphinx documentation", "MkDocs - ", " (GNU Octave)". Kept
+ * only when at least half of the titled pages (and two of them) carry it; redirects not counted. */
 void find_title_affix(site *s);
 /* Makes the corpus page of file fi (its path set, its HTML read): the lead (description, then
  * the text before the first heading), one section a heading with the page's own anchor. Returns

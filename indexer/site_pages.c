@@ -21,15 +21,33 @@
 static const char *const title_seps[] = { " — ", " – ", " - ", " | ", " · ", " :: ", " » ", " : " };
 #define NSEPS (int)(sizeof(title_seps) / sizeof(title_seps[0]))
 
-/* Finds the part of the title most pages repeat, after (suffix) or before (prefix) a separator:
- * " — Sphinx documentation", "MkDocs - ". Kept only when at least half of the titled pages (and
- * two of them) carry it. */
+/* Where the parenthesized group that ends title t begins, the space before its '(' included
+ * (parentheses nested within it matched); NULL when t does not end with one after other text. */
+static const char *paren_tail(const char *t)
+{
+	size_t n = strlen(t);
+	if (n < 4 || t[n - 1] != ')')
+		return NULL;
+	int depth = 0;
+	for (size_t i = n; i-- > 0;) {
+		if (t[i] == ')')
+			depth++;
+		else if (t[i] == '(' && --depth == 0)
+			return i >= 2 && t[i - 1] == ' ' ? t + i - 1 : NULL;
+	}
+	return NULL;
+}
+
+/* Finds the part of the title most pages repeat, after (suffix) or before (prefix) a separator,
+ * or in parentheses at its end: " — Sphinx documentation", "MkDocs - ", " (GNU Octave)". Kept
+ * only when at least half of the titled pages (and two of them) carry it. */
 void find_title_affix(site *s)
 {
 	strmap counts = STRMAP_INIT;
 	int titled = 0;
 	for (int i = 0; i < s->nfiles; i++) {
-		const char *t = s->files[i].ok ? s->files[i].hp.title : NULL;
+		const site_file *f = &s->files[i];
+		const char *t = f->ok && f->redirect_to == -2 ? f->hp.title : NULL;
 		if (!t)
 			continue;
 		titled++;
@@ -53,6 +71,16 @@ void find_title_affix(site *s)
 				if (v)
 					(*v)++;
 			}
+		}
+		/* the manual's name in parentheses after the page's, as Texinfo writes every title:
+		 * "The while Statement (GNU Octave (version 7.3.0))" */
+		const char *open = paren_tail(t);
+		if (open) {
+			char key[600];
+			snprintf(key, sizeof(key), "S%s", open);
+			int *v = strmap_put(&counts, key, strlen(key), 0, NULL);
+			if (v)
+				(*v)++;
 		}
 	}
 	const char *best = NULL;

@@ -4,7 +4,9 @@
 
 The judged set comes from the manual itself:
   index terms   its general index (PostgreSQL's bookindex.html, dl/dt entries; Sphinx's
-                genindex.html, li entries) maps each term to the pages it sends the reader to;
+                genindex.html, li entries; a Texinfo manual's printed indexes, the rows of
+                every table of class index-* or *-entries-printindex) maps each term to the
+                pages it sends the reader to;
                 the top-level terms that point to exactly one page are kept, and a sample of
                 --terms of them is drawn with a fixed seed (--seed);
   headings      the section headings of every page (h1 to h3, numbering and permalink marks
@@ -26,7 +28,7 @@ word when nothing matches.
 Metrics (tests/relevance/evaluate.py): nDCG@10, MRR, success@1, zero-result rate, per kind.
 
 Usage:
-  external.py --manual DIR --kind bookindex|genindex --indexer ATLAS_INDEX --query-bin ATLAS_QUERY
+  external.py --manual DIR --kind bookindex|genindex|texinfo --indexer ATLAS_INDEX --query-bin ATLAS_QUERY
               [--work DIR] [--terms N] [--headings N] [--seed S] [--markdown] [--worst N]
               [--margin M] [--dump FILE] [--reuse] [--no-gate]
 Exit status: 0 all gates passed; 1 a gate failed (Atlas overall nDCG@10 below the best peer's
@@ -161,6 +163,8 @@ def index_terms(manual, kind):
             if term and pages:
                 out.append((term, pages))
         return out
+    if kind == "texinfo":
+        return texinfo_terms(manual)
     root = parse_html(os.path.join(manual, "genindex.html"))
     out = []
     for table in root.iter("table"):
@@ -181,6 +185,39 @@ def index_terms(manual, kind):
     return out
 
 
+def texinfo_pages_with_index(manual):
+    """The pages of a Texinfo manual that print an index (@printindex: a table whose class is
+    index-cp, index-fn, ... in Texinfo 6, or cp-entries-printindex, ... in Texinfo 7)."""
+    out = []
+    for f in sorted(os.listdir(manual)):
+        if f.endswith(".html"):
+            with open(os.path.join(manual, f), encoding="utf-8", errors="replace") as h:
+                if re.search(r'<table class="(index-\w+|\w+-entries-printindex)"', h.read()):
+                    out.append(f)
+    return out
+
+
+def texinfo_terms(manual):
+    """[(term, {pages})] of every index a Texinfo manual prints: each row's entry (its first
+    link's text) and the page that link leads to, gathered over the rows of one term."""
+    found = {}
+    for f in texinfo_pages_with_index(manual):
+        root = parse_html(os.path.join(manual, f))
+        for table in root.iter("table"):
+            cls = table.attrs.get("class", "")
+            if not (cls.startswith("index-") or cls.endswith("-entries-printindex")):
+                continue
+            for tr in table.iter("tr"):
+                links = [a for a in tr.iter("a") if "summary-letter" not in a.classes()]
+                if not links:
+                    continue
+                term = clean(links[0].text())
+                page = page_of(links[0].attrs.get("href", ""), f)
+                if term and page:
+                    found.setdefault(term, set()).add(page)
+    return sorted(found.items())
+
+
 def manual_pages(manual):
     """Every page of the manual: paths relative to its root, sorted."""
     out = []
@@ -196,6 +233,7 @@ def heading_text(n):
     t = clean(n.text())
     t = re.sub(r"^(Chapter|Part|Appendix)\s+[\dIVXLC]+[.:]?\s*", "", t)
     t = re.sub(r"^([\dA-Z]+\.)+(\d+\.?)*\s+", "", t)   # "9.9.4. ", "F.3. "
+    t = re.sub(r"^\d+\s+(?=[A-Z])", "", t)                 # Texinfo's chapters: "12 Statistics"
     return t.strip()
 
 
@@ -456,7 +494,7 @@ def report(aggs, markdown):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--manual", required=True)
-    ap.add_argument("--kind", choices=["bookindex", "genindex"], required=True)
+    ap.add_argument("--kind", choices=["bookindex", "genindex", "texinfo"], required=True)
     ap.add_argument("--indexer", required=True)
     ap.add_argument("--query-bin", required=True)
     ap.add_argument("--work")
@@ -470,7 +508,8 @@ def main(argv):
     ap.add_argument("--reuse", action="store_true", help="take the index already in --work")
     ap.add_argument("--no-gate", action="store_true", help="report only")
     a = ap.parse_args(argv)
-    index_file = os.path.join(a.manual, "bookindex.html" if a.kind == "bookindex" else "genindex.html")
+    index_file = os.path.join(a.manual, {"bookindex": "bookindex.html", "genindex": "genindex.html",
+                                         "texinfo": "index.html"}[a.kind])
     if not os.path.exists(index_file):
         print(f"skip: {index_file} is not installed")
         return 77

@@ -13,7 +13,9 @@ index untouched.
   (meta charset) and a UTF-16 page (byte order mark) decoded; an unknown charset and an unreadable
   file are errors;
 - a symbolic link out of the site is not followed (a warning), one inside is;
-- exclude globs (with **), type rules, data-atlas-guide lists, the configuration's errors.
+- exclude globs (with **), type rules, data-atlas-guide lists, the configuration's errors;
+- redirect pages (meta refresh to another address) left out, links to them followed; a title's
+  repeated part in parentheses (Texinfo's) taken off.
 
 Usage: test_bad_input.py INDEXER QUERY WORK_DIR
 """
@@ -212,6 +214,35 @@ def main():
           f'a symbolic link out of the site: a warning ({one(err)})')
     check(words(query_bin, db, 'outsideword') == [], 'and its page is not read')
     check('/alias.html' in Index(db).docs, 'a symbolic link inside the site is followed')
+
+    # redirects (<meta http-equiv="refresh"> to another address): left out, links to them lead to
+    # their targets, through a chain; one to a file the site lacks is a warning; a page that
+    # reloads itself is a page
+    moved = {**GOOD,
+             'old-one.html': page('Moved — Probe Site', '<p>movedword: this page is now <a href="guide/one.html">step one</a>.</p>',
+                                  '<meta http-equiv="Refresh" content="0; URL=\'guide/one.html#details\'">'),
+             'older-one.html': page('Moved — Probe Site', '<p>movedword</p>', '<meta http-equiv="refresh" content="3;url=old-one.html">'),
+             'away.html': page('Away — Probe Site', '<p>movedword</p>', '<meta http-equiv="refresh" content="0, https://other.example.com/">'),
+             'live.html': page('Live — Probe Site', '<main><p>Scores about dingoes, reloaded every minute.</p>'
+                               '<p>See <a href="older-one.html">the first step</a>.</p></main>',
+                               '<meta http-equiv="refresh" content="60">')}
+    write(root, moved)
+    rc, out, err = build(indexer, root, db, '--strict')
+    check(rc == 0 and 'redirects   3 ' in out, f'redirects: built under --strict, 3 counted ({one(out + err)})')
+    ix = Index(db)
+    check(not {'/old-one.html', '/older-one.html', '/away.html'} & set(ix.docs) and '/live.html' in ix.docs,
+          f'redirects are not pages; a page that reloads itself is ({sorted(ix.docs)})')
+    check(words(query_bin, db, 'movedword') == [], 'a redirect\'s text is not found')
+    check(ix.links('/live.html') == {'/guide/one.html'}, f'a link to a chain of redirects leads to its end ({ix.links("/live.html")})')
+    warns(indexer, root, work, 'redirect to a missing page',
+          {**GOOD, 'gone.html': page('Gone', '<p>x</p>', '\n<meta http-equiv="refresh" content="0; url=nowhere.html">')},
+          r'gone\.html:3: LEVEL: redirects to nowhere\.html, which is not in the site')
+    # the manual's name in parentheses after every title, as Texinfo writes it
+    texi = {rel: text.replace(' — Probe Site</title>', ' (Probe Manual (version 1.0))</title>') for rel, text in GOOD.items()}
+    write(root, texi)
+    build(indexer, root, db)
+    ix = Index(db)
+    check(ix.docs['/guide/one.html']['title'] == 'Step one', f'the repeated " (Probe Manual (version 1.0))" is taken off titles ({ix.docs["/guide/one.html"]["title"]})')
 
     # charsets
     cp = page('Windows', '<main><p>Caf\u00e9 cr\u00e8me \u2014 na\u00efve</p></main>').replace('charset="utf-8"', 'charset="windows-1252"')

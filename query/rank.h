@@ -7,7 +7,8 @@
  *             count: a question's answer may lack one of its words, "is exactly once delivery
  *             possible")
  *   title     1 + RANK_TITLE_WORDS * (share of content words found in the title),
- *             times RANK_TITLE_EXACT when the title is exactly the query, and times
+ *             times RANK_TITLE_EXACT when the title is the query, give or take stop words
+ *             the query does not have ("The while Statement" for "while statement"), and times
  *             1 + RANK_TITLE_FILL * (query's content words / title's) when it holds them all
  *   keywords  1 + RANK_KEYWORD_WORDS * (share of content words found in the keywords)
  *   path      1 + RANK_PATH_WORDS * (share of content words among the words of the page's path,

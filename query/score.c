@@ -6,6 +6,7 @@
 
 #include "rank.h"
 #include "search_internal.h"
+#include "stopwords.h"
 double type_weight(int type_id)
 {
 	static const double w[] = { [ATLAS_TYPE_EXPLAINER] = RANK_TYPE_EXPLAINER, [ATLAS_TYPE_GUIDE] = RANK_TYPE_GUIDE,
@@ -132,7 +133,32 @@ static bool has_title_pat(const qterm *t, const char *norm, unsigned long long s
  * cannot tell (a word being typed, whose completions are not all phrases; phrases past the 63rd;
  * a mask not masked, whose column no row taken held: keywords of a page met in its title alone)
  * and the signature does not rule it out. When exact is not NULL, also whether the title is the
- * query (query_stems). */
+ * query (query_stems), give or take stop words (title_is_query). */
+/* Whether a title (norm: its stems between spaces, " the while statement ") says what the query
+ * says (query_stems: every word's stem, stop words included, "while statement"): its words are the
+ * query's, in order, give or take stop words the query does not have ("The while Statement" for
+ * "while statement", not "Statements"). */
+static bool title_is_query(const char *norm, const char *query_stems)
+{
+	const char *q = query_stems, *w = norm;
+	if (!*q)
+		return false;
+	while (*w) {
+		w += *w == ' ';
+		size_t n = strcspn(w, " ");
+		if (!n)
+			break;
+		size_t qn = strcspn(q, " ");
+		if (qn == n && strncmp(w, q, n) == 0) {
+			q += qn;
+			q += *q == ' ';
+		} else if (!atlas_is_stopword(w, n))
+			return false;
+		w += n;
+	}
+	return !*q;
+}
+
 static double title_match(const plan *pl, sqlite3_int64 mask, bool masked, const char *norm,
 			  unsigned long long sig, bool *exact, const char *query_stems)
 {
@@ -153,10 +179,8 @@ static double title_match(const plan *pl, sqlite3_int64 mask, bool masked, const
 		}
 		hit += has_title_pat(t, norm, sig);
 	}
-	if (exact) {
-		size_t ql = strlen(query_stems);
-		*exact = hit == n && ql > 0 && strlen(norm) == ql + 2 && strncmp(norm + 1, query_stems, ql) == 0;
-	}
+	if (exact)
+		*exact = hit == n && title_is_query(norm, query_stems);
 	return n ? (double)hit / n : 0;
 }
 

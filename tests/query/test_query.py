@@ -234,8 +234,17 @@ def main():
         # same words, same counts; only their order differs (/pair-apart first by path order)
         page("pair-near", "Pair one", "Alpha zorbit flange beta gamma delta epsilon.")
         page("pair-apart", "Pair two", "Alpha zorbit beta flange gamma delta epsilon.")
+        # a title that is the query but for an article: "The while Loop" for "while loop" (its
+        # words are stop words but "loop"; "Loops", shorter, would lead on the fields alone)
+        page("page-x", "Loops", "Each wumpus loop repeats its body; loops nest.")
+        page("page-y", "The while Loop", "Each wumpus loop repeats its body; loops nest.")
         db = os.path.join(tmp, "x.db")
         subprocess.run([INDEXER, "--corpus", corpus, "--out", db, "--quiet"], check=True)
+        r = q("--json", "while", "loop", index=db)
+        check("a title that is the query but for its stop words leads", paths(r)[:2] == ["/page-y", "/page-x"],
+              paths(r))
+        r = q("--json", "loops", index=db)
+        check("and only for the query it is", paths(r)[:2] == ["/page-x", "/page-y"], paths(r))
         r = q("--json", "quokka", index=db)
         check("a word of the path lifts its page", paths(r)[:2] == ["/quokka-pipeline", "/aardvark-notes"],
               paths(r))

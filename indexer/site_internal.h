@@ -128,7 +128,7 @@ void config_free(site_config *cfg);
 /* site_pages.c */
 
 /* Finds the part of the title most pages repeat, after (suffix) or before (prefix) a separator,
- * or in parentheses at its end: " — Sphinx documentation", "MkDocs - ", " (GNU Octave)". Kept
+ * or in parentheses at its end: " — Sphinx documentation", "MkDocs - ", "SDL: ", " (GNU Octave)". Kept
  * only when at least half of the titled pages (and two of them) carry it; redirects not counted. */
 void find_title_affix(site *s);
 /* Makes the corpus page of file fi (its path set, its HTML read): the lead (description, then

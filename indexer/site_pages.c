@@ -18,7 +18,7 @@
 ** Titles.
 */
 
-static const char *const title_seps[] = { " — ", " – ", " - ", " | ", " · ", " :: ", " » ", " : " };
+static const char *const title_seps[] = { " — ", " – ", " - ", " | ", " · ", " :: ", " » ", " : ", ": " };
 #define NSEPS (int)(sizeof(title_seps) / sizeof(title_seps[0]))
 
 /* Where the parenthesized group that ends title t begins, the space before its '(' included
@@ -39,7 +39,7 @@ static const char *paren_tail(const char *t)
 }
 
 /* Finds the part of the title most pages repeat, after (suffix) or before (prefix) a separator,
- * or in parentheses at its end: " — Sphinx documentation", "MkDocs - ", " (GNU Octave)". Kept
+ * or in parentheses at its end: " — Sphinx documentation", "MkDocs - ", "SDL: ", " (GNU Octave)". Kept
  * only when at least half of the titled pages (and two of them) carry it. */
 void find_title_affix(site *s)
 {

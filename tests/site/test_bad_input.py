@@ -21,6 +21,7 @@ Usage: test_bad_input.py INDEXER QUERY WORK_DIR
 """
 import hashlib
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -243,6 +244,12 @@ def main():
     build(indexer, root, db)
     ix = Index(db)
     check(ix.docs['/guide/one.html']['title'] == 'Step one', f'the repeated " (Probe Manual (version 1.0))" is taken off titles ({ix.docs["/guide/one.html"]["title"]})')
+    # the project's name and a colon before every title, as Doxygen writes it
+    doxy = {rel: re.sub(r'<title>(.*) — Probe Site</title>', r'<title>Probe: \1</title>', text) for rel, text in GOOD.items()}
+    write(root, doxy)
+    build(indexer, root, db)
+    ix = Index(db)
+    check(ix.docs['/guide/one.html']['title'] == 'Step one', f'the repeated "Probe: " is taken off titles ({ix.docs["/guide/one.html"]["title"]})')
 
     # charsets
     cp = page('Windows', '<main><p>Caf\u00e9 cr\u00e8me \u2014 na\u00efve</p></main>').replace('charset="utf-8"', 'charset="windows-1252"')

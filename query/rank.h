@@ -6,7 +6,8 @@
  *             content words the page matches (all-words matches rank first; partial matches still
  *             count: a question's answer may lack one of its words, "is exactly once delivery
  *             possible")
- *   title     1 + RANK_TITLE_WORDS * (share of content words found in the title),
+ *   title     1 + RANK_TITLE_WORDS * (share of content words found in the title, one found by
+ *             its stem alone in no form of the word typed counting RANK_TITLE_STEM_ONLY),
  *             times RANK_TITLE_EXACT when the title is the query, give or take stop words
  *             the query does not have ("The while Statement" for "while statement"), and times
  *             1 + RANK_TITLE_FILL * (query's content words / title's) when it holds them all
@@ -57,6 +58,10 @@
 #define RANK_COVERAGE_FLOOR 0.15
 #define RANK_TITLE_WORDS 0.8
 #define RANK_TITLE_EXACT 1.5
+/* A word the title holds only as another form of its stem ("timing" for "time": no title word is
+ * the word typed, starts with it, or is it without a plural's "s" or "es") counts this much of a
+ * word found as typed, in the title's share above: "Time Zones" above "pg_test_timing" */
+#define RANK_TITLE_STEM_ONLY 0.5
 /* 1 + this x how much of a title that holds every content word of the query is those words (the
  * query's content words over the title's, at most 1): "Design a Distributed Cache" above
  * "JIT Cache Keys and Recompilation Triggers" for "cache", both holding the word */

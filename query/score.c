@@ -625,6 +625,42 @@ double priority_weight(const atlas_doc *doc)
 	return RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * doc->priority;
 }
 
+/* Whether a title word (words: the folded title words between spaces) is word, starts with it, or
+ * is it without a plural's ending ("cache" for "caches"): the word as typed, not another form of
+ * its stem ("timing" for "time"). */
+static bool title_has_form(const char *words, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *w = words; (w = strchr(w, ' ')) && w[1]; w++) {
+		const char *t = w + 1;
+		size_t tn = strcspn(t, " ");
+		if (tn >= n ? strncmp(t, word, n) == 0
+			    : n - tn <= 2 && strncmp(t, word, tn) == 0 && word[n - 1] == 's')
+			return true;
+	}
+	return false;
+}
+
+/* Share of the query's content words found in the title by their stem alone, in no form of the
+ * word as typed (title_has_form): "timing" in a title for "time". Words of phrases, synonyms and
+ * corrections are not counted. */
+static double stem_only_share(const plan *pl, const candidate *c, const atlas_doc *doc)
+{
+	int n = pl->ncontent, only = 0;
+	if (!n || !doc->title_words)
+		return 0;
+	for (int j = 0; j < n; j++) {
+		const qterm *t = &pl->terms[pl->content[j]];
+		if (t->phrase || t->syn_group || t->correction || strchr(t->word, ' '))
+			continue;
+		bool in_title = (pl->nphrases <= MAX_PHRASES && (c->title_phrases & pl->term_phrases[pl->content[j]])) ||
+				has_title_pat(t, doc->title_norm, doc->title_sig);
+		if (in_title && !title_has_form(doc->title_words, t->word))
+			only++;
+	}
+	return (double)only / n;
+}
+
 /* Scores candidate c of page doc before the boosts of the page shown: its BM25 times its coverage,
  * title, keyword, type, priority and prefix factors (qstems: the query's stems, for the exact-title
  * test). Sets c's title, keywords, exact, strict and score, clears its boosts. Returns the score. */
@@ -632,6 +668,8 @@ double score_candidate(const plan *pl, candidate *c, const atlas_doc *doc, const
 {
 	bool exact = false;
 	double title = title_match(pl, c->title_phrases, true, doc->title_norm, doc->title_sig, &exact, qstems);
+	/* a word the title holds in another form of its stem alone counts RANK_TITLE_STEM_ONLY */
+	double title_w = title > 0 ? title - (1 - RANK_TITLE_STEM_ONLY) * stem_only_share(pl, c, doc) : 0;
 	double kw = title_match(pl, c->keyword_phrases, c->keywords_known, doc->keywords_norm, doc->keywords_sig,
 				NULL, NULL);
 	double cov = coverage_of(pl, c);
@@ -650,7 +688,7 @@ double score_candidate(const plan *pl, candidate *c, const atlas_doc *doc, const
 	c->exact = exact;
 	c->path = c->proximity = c->heading = 0;
 	c->score = c->bm25 * (RANK_COVERAGE_FLOOR + (1 - RANK_COVERAGE_FLOOR) * cov * sqrt(cov)) *
-		   (1 + RANK_TITLE_WORDS * title) * (exact ? RANK_TITLE_EXACT : 1.0) * (1 + RANK_TITLE_FILL * fill) *
+		   (1 + RANK_TITLE_WORDS * title_w) * (exact ? RANK_TITLE_EXACT : 1.0) * (1 + RANK_TITLE_FILL * fill) *
 		   (1 + RANK_KEYWORD_WORDS * kw) * tw * pw * (ponly ? RANK_PREFIX_ONLY : 1.0);
 	return c->score;
 }

@@ -238,8 +238,17 @@ def main():
         # words are stop words but "loop"; "Loops", shorter, would lead on the fields alone)
         page("page-x", "Loops", "Each wumpus loop repeats its body; loops nest.")
         page("page-y", "The while Loop", "Each wumpus loop repeats its body; loops nest.")
+        # a title holding the word typed above one holding another form of its stem ("Timing
+        # wheels" first by path order alone)
+        page("page-m", "Timing wheels", "The zorgon clock ticks the time away.")
+        page("page-n", "Time wheels", "The zorgon clock ticks the time away.")
         db = os.path.join(tmp, "x.db")
         subprocess.run([INDEXER, "--corpus", corpus, "--out", db, "--quiet"], check=True)
+        r = q("--json", "zorgon", "time", index=db)
+        check("a title holding the word as typed leads one holding its stem alone",
+              paths(r)[:2] == ["/page-n", "/page-m"], paths(r))
+        r = q("--json", "zorgon", "timing", index=db)
+        check("and the other way round", paths(r)[:2] == ["/page-m", "/page-n"], paths(r))
         r = q("--json", "while", "loop", index=db)
         check("a title that is the query but for its stop words leads", paths(r)[:2] == ["/page-y", "/page-x"],
               paths(r))

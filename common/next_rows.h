@@ -28,6 +28,11 @@
 					   page's prose names them in that order) */
 #define SIG_TOPIC_NEXT "topic_next"     /* the candidate is next to the source in a shared topic's
 					   order (priority, then path); detail as same_topic */
+#define SIG_TOPIC_AFTER "topic_after"   /* the candidate comes right after the source in a shared
+					   topic's order by path (or, for pages in no topic, in
+					   their folder's): a reading order where the site's file
+					   names follow it (ch01, ch02); detail as same_topic, or
+					   the folder page's title */
 #define SIG_NUMBER_NEXT "number_next"   /* the candidate's title is numbered after the source's
 					   (9.2 or 9.1.1 after 9.1, 9.1 after Chapter 9;
 					   indexer/numbering.c); detail: the source's number as
@@ -49,6 +54,7 @@ enum {
 	NEXT_LIST_NEXT,
 	NEXT_TOPIC_NEXT,
 	NEXT_NUMBER_NEXT,
+	NEXT_TOPIC_AFTER,
 	NEXT_NSIGNALS
 };
 

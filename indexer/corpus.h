@@ -124,6 +124,7 @@ typedef struct corpus {
 	unsigned long long digest;
 	size_t bytes;           /* total bytes of corpus files read */
 	int redirects;          /* a built site's redirect pages, left out (indexer/site.c) */
+	bool site;              /* read from a built site (--site), whose paths are its file names */
 	atomic_int *body_readers; /* per page, readers yet to release its section bodies; NULL: kept */
 } corpus;
 

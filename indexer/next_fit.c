@@ -445,7 +445,7 @@ int next_fit_run(next_fit *f, next_fit_result *out, atlas_error *err)
 	static const double grid[] = NEXT_FIT_GRID;
 	static const int fitted[] = { NEXT_LINK_OUT, NEXT_LINK_IN, NEXT_BUILDS_ON, NEXT_PREREQ, NEXT_TOPIC,
 				      NEXT_SIMILAR, NEXT_GRAPH, NEXT_GUIDE_NEXT, NEXT_GUIDE_PREV,
-				      NEXT_GUIDE_AFTER, NEXT_LIST_NEXT, NEXT_TOPIC_NEXT, NEXT_NUMBER_NEXT,
+				      NEXT_GUIDE_AFTER, NEXT_LIST_NEXT, NEXT_TOPIC_NEXT, NEXT_NUMBER_NEXT, NEXT_TOPIC_AFTER,
 				      NEXT_W_CONTEXT_INDEX, NEXT_W_TYPE_TOPIC_INDEX, NEXT_W_TYPE_GUIDE_INDEX };
 	memset(out, 0, sizeof(*out));
 	next_weights_defaults(out->w);

@@ -266,6 +266,53 @@ static int cmp_priority_path(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
+/* The folder of path p ("/a/b.html" -> "/a/", "/b.html" -> "/") into out. */
+static void folder_of(const char *p, char *out, size_t n)
+{
+	const char *slash = strrchr(p, '/');
+	size_t l = slash ? (size_t)(slash - p) + 1 : 0;
+	snprintf(out, n, "%.*s", (int)l, p);
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp(g_c->pages[*(const int *)a].path, g_c->pages[*(const int *)b].path);
+}
+
+/* Explainers in no topic (a built site's pages right below its top page) are ordered by path
+ * within their folder: the page after each is its topic_after row (a book whose file names follow
+ * its chapters: ch01, ch02), named by the title of the folder's page (else the folder). */
+static void folder_order(out_ctx *o, const corpus *c, const int *id_of)
+{
+	int *members = malloc((size_t)(c->npages + 1) * sizeof(int));
+	if (!members)
+		return;
+	int n = 0;
+	for (int pi = 0; pi < c->npages; pi++)
+		if (c->pages[pi].type == ATLAS_TYPE_EXPLAINER && c->pages[pi].ntopics == 0)
+			members[n++] = pi;
+	g_c = c;
+	qsort(members, (size_t)n, sizeof(int), cmp_path);
+	char fa[1100], fb[1200], named[1100];
+	for (int i = 0; i < n && !o->rc; i++) {
+		folder_of(c->pages[members[i]].path, fa, sizeof(fa));
+		snprintf(named, sizeof(named), "%s", fa);
+		int fp = page_of(c, fa);
+		if (fp < 0) {
+			snprintf(fb, sizeof(fb), "%.1100sindex.html", fa);
+			fp = page_of(c, fb);
+		}
+		if (fp >= 0)
+			snprintf(named, sizeof(named), "%s", c->pages[fp].title);
+		if (i + 1 < n) {
+			folder_of(c->pages[members[i + 1]].path, fb, sizeof(fb));
+			if (strcmp(fa, fb) == 0)
+				emit(o, id_of[members[i]], id_of[members[i + 1]], NEXT_TOPIC_AFTER, 1.0, named);
+		}
+	}
+	free(members);
+}
+
 static void topic_signals(out_ctx *o, const corpus *c, const int *id_of)
 {
 	int *members = malloc((size_t)(c->npages + 1) * sizeof(int));
@@ -321,8 +368,15 @@ static void topic_signals(out_ctx *o, const corpus *c, const int *id_of)
 				if (j >= 0 && j < n)
 					emit(o, id_of[members[i]], id_of[members[j]], NEXT_TOPIC_NEXT, 1.0, named);
 		}
+		/* on a built site, the mate after it by path alone: the order of the file names, one
+		 * way (a corpus's paths are slugs, in no reading order) */
+		qsort(members, (size_t)n, sizeof(int), cmp_path);
+		for (int i = 0; c->site && i + 1 < n; i++)
+			emit(o, id_of[members[i]], id_of[members[i + 1]], NEXT_TOPIC_AFTER, 1.0, named);
 	}
 	free(members);
+	if (c->site)
+		folder_order(o, c, id_of);
 }
 
 /**************************************************************************************************

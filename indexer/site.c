@@ -672,6 +672,7 @@ static void add_pages(site *s)
 int site_load(corpus *c, const char *dir, const char *config_path, bool strict, diag_list *d)
 {
 	memset(c, 0, sizeof(*c));
+	c->site = true;
 	site s;
 	memset(&s, 0, sizeof(s));
 	s.c = c;

@@ -149,7 +149,8 @@ void assign_types(site *s);
 void find_parents(site *s);
 /* Guides: a page's lists marked data-atlas-guide, in their order; else the rel=next chain
  * through the pages whose parent it is (skipping their own children), when it has two steps or
- * more. The site's top page is not a guide. */
+ * more. The site's top page is a guide only when none of its chain's steps has pages of its own
+ * (a flat book: mdBook's chapters); a deeper site's chain of parts is not a route. */
 void make_guides(site *s);
 /* Each page's topics: the pages its breadcrumb trails end at (itself, for a page that ends its
  * own trail: a topic's page), else its parent page's. */

@@ -238,7 +238,8 @@ static char *slug_of(const char *path)
 
 /* Guides: a page's lists marked data-atlas-guide, in their order; else the rel=next chain
  * through the pages whose parent it is (skipping their own children), when it has two steps or
- * more. The site's top page is not a guide. */
+ * more. The site's top page is a guide only when none of its chain's steps has pages of its own
+ * (a flat book: mdBook's chapters); a deeper site's chain of parts is not a route. */
 void make_guides(site *s)
 {
 	corpus *c = s->c;
@@ -295,10 +296,10 @@ void make_guides(site *s)
 		/* the chain starts where the page's own next leads, when that is one of its children;
 		 * else at its first child (by file name) that no sibling leads to */
 		int start = g->next >= 0 && s->files[g->next].parent == gi ? g->next : first_child[gi];
-		if (is_root(g) || start < 0)
+		if (start < 0)
 			continue;
 		char **steps = NULL;
-		int n = 0;
+		int n = 0, parents = 0;
 		for (int at = start, guard = 0; at >= 0 && guard < s->nfiles; guard++) {
 			if (s->files[at].parent == gi) {
 				bool dup = false;
@@ -313,11 +314,15 @@ void make_guides(site *s)
 				if (!(steps[n] = slug_of(c->pages[s->files[at].page].path)))
 					break;
 				n++;
+				parents += first_child[at] >= 0;
 			} else if (!below(s, at, gi))
 				break;
 			at = s->files[at].next;
 		}
-		if (n >= 2) {
+		/* the top page's chain is a route when its steps are the site's pages, none with pages
+		 * of its own (a book whose chapters are all the top's: mdBook's); a chain of a deeper
+		 * site's parts or chapters is not */
+		if (n >= 2 && (!is_root(g) || parents == 0)) {
 			p->gsecs = calloc(1, sizeof(guide_section));
 			if (p->gsecs) {
 				p->gsecs[0].title = strdup(p->title);
@@ -372,7 +377,7 @@ void assign_types(site *s)
 			      f->next < 0 && led_to && !led_to[fi];
 		if (rule >= 0)
 			p->type = s->cfg.types[rule].type;
-		else if (is_root(f) || (index_page && index_page[fi]) ||
+		else if ((is_root(f) && p->type != ATLAS_TYPE_GUIDE) || (index_page && index_page[fi]) ||
 			 ((listing || source) && p->type != ATLAS_TYPE_GUIDE))
 			p->type = ATLAS_TYPE_PAGE;
 		if (listing && p->type != ATLAS_TYPE_GUIDE) {

@@ -45,6 +45,7 @@ typedef enum reason_kind {
 	R_PREREQ,
 	R_TOPIC,       /* "Also in <topic>" */
 	R_TOPIC_MEMBER, /* "In <topic>" */
+	R_TOPIC_AFTER, /* "Next in <topic>" */
 	R_SIMILAR,     /* "Similar: <shared terms>" */
 	R_GRAPH,
 	R_LIST,        /* "Next after this page in <page>" */
@@ -125,10 +126,12 @@ static char *reason_text(const atlas_engine *e, const reason *r)
 		snprintf(buf, sizeof(buf), "Similar: %s", r->detail);
 		break;
 	case R_TOPIC:
-	case R_TOPIC_MEMBER: {
+	case R_TOPIC_MEMBER:
+	case R_TOPIC_AFTER: {
 		snprintf(path, sizeof(path), "/t/%s", r->detail);
 		int t = atlas_engine_find(e, path);
-		snprintf(buf, sizeof(buf), "%s %s", r->kind == R_TOPIC ? "Also in" : "In",
+		snprintf(buf, sizeof(buf), "%s %s",
+			 r->kind == R_TOPIC ? "Also in" : r->kind == R_TOPIC_AFTER ? "Next in" : "In",
 			 t >= 0 ? atlas_engine_doc(e, t)->title : r->detail);
 		break;
 	}
@@ -383,7 +386,9 @@ static int row_reason(reason *out, const next_state *ns, const next_row *row, at
 	case NEXT_TOPIC:
 	case NEXT_TOPIC_NEXT:
 	case NEXT_TOPIC_START:
-		r.kind = row->signal == NEXT_TOPIC_START ? R_TOPIC_MEMBER : R_TOPIC;
+	case NEXT_TOPIC_AFTER:
+		r.kind = row->signal == NEXT_TOPIC_START ? R_TOPIC_MEMBER
+			 : row->signal == NEXT_TOPIC_AFTER ? R_TOPIC_AFTER : R_TOPIC;
 		if (n > 1 && detail[0] == '#') {
 			/* the topic's page, by id: its path without "/t/" */
 			int t = doc_of_id(ns, atoi_n(detail + 1, n - 1));
@@ -405,7 +410,8 @@ static int row_reason(reason *out, const next_state *ns, const next_row *row, at
 	default:
 		return 0;
 	}
-	if ((r.kind == R_STEP || r.kind == R_TOPIC || r.kind == R_TOPIC_MEMBER || r.kind == R_SIMILAR ||
+	if ((r.kind == R_STEP || r.kind == R_TOPIC || r.kind == R_TOPIC_MEMBER || r.kind == R_TOPIC_AFTER ||
+	     r.kind == R_SIMILAR ||
 	     r.kind == R_NUMBER) &&
 	    !r.detail)
 		return ATLAS_ENOMEM; /* out of memory for its detail */

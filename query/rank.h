@@ -159,6 +159,9 @@
 #define NEXT_W_TOPIC_MEMBER 2.0
 #define NEXT_W_TOPIC_NEXT 0.5     /* fitted: next to the page in a shared topic's order */
 #define NEXT_W_NUMBER_NEXT 2.0    /* fitted: numbered after the page (9.2 after 9.1) */
+#define NEXT_W_TOPIC_AFTER 0.0    /* fitted: right after the page in a shared topic's or folder's
+				   * order by path, where a site's file names follow its reading
+				   * order (ch01, ch02); none unless the site's routes show it */
 #define NEXT_W_SIMILAR 2.0        /* fitted */
 #define NEXT_W_GRAPH 0.0          /* fitted */
 #define NEXT_W_CONTEXT 0.5        /* fitted */
@@ -166,7 +169,7 @@
  * most NEXT_FIT_MAX_CASES next steps (every k-th guide's, when there are more), NEXT_FIT_ROUNDS
  * rounds of coordinate ascent over the weights on the grid NEXT_FIT_GRID, judged by the mean
  * reciprocal rank of each step's next step with that step's own guide left out of its candidates. */
-#define NEXT_FIT_MIN_GUIDES 5
+#define NEXT_FIT_MIN_GUIDES 2
 #define NEXT_FIT_MIN_CASES 20
 #define NEXT_FIT_MAX_CASES 3000
 #define NEXT_FIT_ROUNDS 3
@@ -200,6 +203,7 @@ static inline void next_weights_defaults(double *w)
 	w[NEXT_TOPIC_START] = NEXT_W_TOPIC_MEMBER;
 	w[NEXT_TOPIC_NEXT] = NEXT_W_TOPIC_NEXT;
 	w[NEXT_NUMBER_NEXT] = NEXT_W_NUMBER_NEXT;
+	w[NEXT_TOPIC_AFTER] = NEXT_W_TOPIC_AFTER;
 	w[NEXT_SIMILAR] = NEXT_W_SIMILAR;
 	w[NEXT_GRAPH] = NEXT_W_GRAPH;
 	w[NEXT_W_CONTEXT_INDEX] = NEXT_W_CONTEXT;

@@ -79,7 +79,7 @@ def read_varint(blob, i):
 # common/next_rows.h: signal codes, and the flags of a row's first byte
 SIGNALS = ['guide_next', 'guide_prev', 'guide_start', 'link_out', 'link_in', 'builds_on', 'prereq',
            'same_topic', 'topic_member', 'similar', 'graph', 'guide_after',
-           'list_next', 'topic_next', 'number_next']
+           'list_next', 'topic_next', 'number_next', 'topic_after']
 ROW_CODE_MASK, ROW_WEIGHT_ONE, ROW_DETAIL = 0x3f, 0x40, 0x80
 
 

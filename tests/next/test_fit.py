@@ -3,7 +3,7 @@
 
 1. On the corpus (13 guides) the weights are fitted: every w:<signal> and the figures are stored,
    the fitted MRR on the guides' steps is above the defaults' and each weight is on the grid.
-2. With 3 guides (fewer than NEXT_FIT_MIN_GUIDES) the index keeps the defaults of query/rank.h.
+2. With fewer guides than NEXT_FIT_MIN_GUIDES the index keeps the defaults of query/rank.h.
 3. The engine uses what the index holds: the same page's suggestions differ between an index
    whose next_fit says "guide_next 0, same_topic 8" and one saying the reverse.
 
@@ -57,7 +57,8 @@ def main():
     names = {"guide_next": "GUIDE_NEXT", "guide_after": "GUIDE_AFTER", "guide_prev": "GUIDE_PREV",
              "list_next": "LIST_NEXT", "link_out": "LINK_OUT", "link_in": "LINK_IN",
              "builds_on": "BUILDS_ON", "prereq": "PREREQ", "same_topic": "TOPIC", "similar": "SIMILAR",
-             "graph": "GRAPH", "topic_next": "TOPIC_NEXT", "number_next": "NUMBER_NEXT", "context": "CONTEXT"}
+             "graph": "GRAPH", "topic_next": "TOPIC_NEXT", "number_next": "NUMBER_NEXT", "context": "CONTEXT",
+             "topic_after": "TOPIC_AFTER"}
     names = {k: "NEXT_W_" + v for k, v in names.items()}
     names.update({"type_topic": "NEXT_TYPE_TOPIC", "type_guide": "NEXT_TYPE_GUIDE"})
     defaults = {k: float(re.search(rf"#define {v} ([0-9.]+)", rank).group(1)) for k, v in names.items()}
@@ -79,15 +80,16 @@ def main():
 
         few = os.path.join(tmp, "few")
         shutil.copytree(a.corpus, few)
-        for g in sorted(os.listdir(os.path.join(few, "guides")))[3:]:
+        keep = int(re.search(r"#define NEXT_FIT_MIN_GUIDES (\d+)", rank).group(1)) - 1
+        for g in sorted(os.listdir(os.path.join(few, "guides")))[keep:]:
             os.remove(os.path.join(few, "guides", g))
         db3 = os.path.join(tmp, "few.db")
         build(a.indexer, few, db3)
         f3 = fit(db3)
-        check(f3.get("weights") == "defaults" and f3.get("guides") == "3",
-              f"3 guides: the defaults kept (got {f3.get('weights')}, {f3.get('guides')} guides)")
+        check(f3.get("weights") == "defaults" and f3.get("guides") == str(keep),
+              f"{keep} guides: the defaults kept (got {f3.get('weights')}, {f3.get('guides')} guides)")
         check(all(abs(float(f3["w:" + k]) - v) < 1e-9 for k, v in defaults.items()),
-              "3 guides: every weight is query/rank.h's default")
+              f"{keep} guides: every weight is query/rank.h's default")
 
         # the engine reads the index's weights
         con = sqlite3.connect(db)

@@ -2,7 +2,9 @@
 """Reading routes from the links a generator marks as the next page without rel=next: Docusaurus'
 pagination (a.pagination-nav__link--next), VitePress' pager (a.pager-link.next) and an accesskey
 "n" bar. Each folder's pages chain one to the next so, and atlas-index makes the chain a guide, as it
-does for rel=next; a carousel's "next" anchor to a fragment of the page is not a next page.
+does for rel=next; a carousel's "next" anchor to a fragment of the page is not a next page. The top
+page's chain is a guide only for a flat site (a book whose chapters are all right below it), whose
+chapters also get topic_after rows in their file names' order.
 
 Usage: test_pagination.py INDEXER QUERY WORK_DIR
 """
@@ -52,6 +54,31 @@ def main():
         got = [p for _, p in ix.guide(f'/{style}/index.html')] if f'/{style}/index.html' in ix.docs else []
         want = [f'/{style}/one.html', f'/{style}/two.html', f'/{style}/three.html']
         check(got == want, f'{style}: the chain of next links is a guide, in order (got {got})')
+    # the top page's chain is no guide here: its steps (the styles' pages) have pages of their own
+    check('/index.html' not in ix.guides(), 'a chain through the parts of a deeper site is no guide')
+
+    # a flat book (mdBook's): every chapter right below the top page, rel=next from each to the
+    # next; the top page's chain is the book's route, and the file names' order is kept for the
+    # read-next blend (topic_after rows from each chapter to the one after it by path)
+    book = os.path.join(work, 'flat-book')
+    shutil.rmtree(book, ignore_errors=True)
+    os.makedirs(book)
+    names = ['index', 'ch01-intro', 'ch02-setup', 'ch03-pages', 'ch04-publish']
+    for i, name in enumerate(names):
+        nxt = f'<a rel="next" href="{names[i + 1]}.html">Next</a>' if i + 1 < len(names) else ''
+        with open(os.path.join(book, f'{name}.html'), 'w', encoding='utf-8') as f:
+            f.write(page(f'Book {name}', nxt))
+    db = os.path.join(work, 'flat-book.db')
+    rc, _, err = build(indexer, book, db, '--quiet')
+    check(rc == 0, f'the flat book indexes (exit {rc}: {err.strip()[:200]})')
+    ix = Index(db)
+    got = [p for _, p in ix.guides().get('/index.html', [])]
+    check(got == [f'/{n}.html' for n in names[1:]], f'a flat book: the top page\'s chain is its route (got {got})')
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+    from indexlib import next_rows
+    after = {(ix.path_of[s], ix.path_of[d]) for s, _, d, sig, _, _ in next_rows(ix.db) if sig == 'topic_after'}
+    want = {(f'/{names[i]}.html', f'/{names[i + 1]}.html') for i in range(1, len(names) - 1)}
+    check(after == want, f'a flat book: each chapter\'s topic_after row leads to the next file (got {sorted(after)})')
     finish()
 
 

@@ -294,21 +294,18 @@ static void folder_order(out_ctx *o, const corpus *c, const int *id_of)
 	g_c = c;
 	qsort(members, (size_t)n, sizeof(int), cmp_path);
 	char fa[1100], fb[1200], named[1100];
-	for (int i = 0; i < n && !o->rc; i++) {
+	for (int i = 0; i + 1 < n && !o->rc; i++) {
 		folder_of(c->pages[members[i]].path, fa, sizeof(fa));
-		snprintf(named, sizeof(named), "%s", fa);
+		folder_of(c->pages[members[i + 1]].path, fb, sizeof(fb));
+		if (strcmp(fa, fb) != 0)
+			continue;
 		int fp = page_of(c, fa);
 		if (fp < 0) {
 			snprintf(fb, sizeof(fb), "%.1100sindex.html", fa);
 			fp = page_of(c, fb);
 		}
-		if (fp >= 0)
-			snprintf(named, sizeof(named), "%s", c->pages[fp].title);
-		if (i + 1 < n) {
-			folder_of(c->pages[members[i + 1]].path, fb, sizeof(fb));
-			if (strcmp(fa, fb) == 0)
-				emit(o, id_of[members[i]], id_of[members[i + 1]], NEXT_TOPIC_AFTER, 1.0, named);
-		}
+		snprintf(named, sizeof(named), "%s", fp >= 0 ? c->pages[fp].title : fa);
+		emit(o, id_of[members[i]], id_of[members[i + 1]], NEXT_TOPIC_AFTER, 1.0, named);
 	}
 	free(members);
 }
@@ -370,7 +367,8 @@ static void topic_signals(out_ctx *o, const corpus *c, const int *id_of)
 		}
 		/* on a built site, the mate after it by path alone: the order of the file names, one
 		 * way (a corpus's paths are slugs, in no reading order) */
-		qsort(members, (size_t)n, sizeof(int), cmp_path);
+		if (c->site)
+			qsort(members, (size_t)n, sizeof(int), cmp_path);
 		for (int i = 0; c->site && i + 1 < n; i++)
 			emit(o, id_of[members[i]], id_of[members[i + 1]], NEXT_TOPIC_AFTER, 1.0, named);
 	}

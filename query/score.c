@@ -127,13 +127,6 @@ static bool has_title_pat(const qterm *t, const char *norm, unsigned long long s
 }
 
 
-/* Share of the content words found in a page's title or keywords: a word is there when one of its
- * phrases matched that column (mask: the candidate's title_phrases or keyword_phrases), or when a
- * pattern of it is in norm (the field's stems, of signature sig), looked for only where the mask
- * cannot tell (a word being typed, whose completions are not all phrases; phrases past the 63rd;
- * a mask not masked, whose column no row taken held: keywords of a page met in its title alone)
- * and the signature does not rule it out. When exact is not NULL, also whether the title is the
- * query (query_stems), give or take stop words (title_is_query). */
 /* Whether a title (norm: its stems between spaces, " the while statement ") says what the query
  * says (query_stems: every word's stem, stop words included, "while statement"): its words are the
  * query's, in order, give or take stop words the query does not have ("The while Statement" for
@@ -159,6 +152,13 @@ static bool title_is_query(const char *norm, const char *query_stems)
 	return !*q;
 }
 
+/* Share of the content words found in a page's title or keywords: a word is there when one of its
+ * phrases matched that column (mask: the candidate's title_phrases or keyword_phrases), or when a
+ * pattern of it is in norm (the field's stems, of signature sig), looked for only where the mask
+ * cannot tell (a word being typed, whose completions are not all phrases; phrases past the 63rd;
+ * a mask not masked, whose column no row taken held: keywords of a page met in its title alone)
+ * and the signature does not rule it out. When exact is not NULL, also whether the title is the
+ * query (query_stems), give or take stop words (title_is_query). */
 static double title_match(const plan *pl, sqlite3_int64 mask, bool masked, const char *norm,
 			  unsigned long long sig, bool *exact, const char *query_stems)
 {

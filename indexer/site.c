@@ -79,6 +79,7 @@ static int add_file(site *s, const char *rel)
 	}
 	snprintf(f->file, n, "%s/%s", s->dir, rel);
 	f->page = f->parent = f->next = f->topic = -1;
+	f->redirect_to = -2;
 	s->nfiles++;
 	return 0;
 }

@@ -268,8 +268,11 @@ static char *refresh_url(const char *content, bool *oom)
 		return NULL;
 	c++;
 	c += strspn(c, " \t\n\r\f");
-	if (strncasecmp(c, "url", 3) == 0) {
-		const char *e = c + 3 + strspn(c + 3, " \t\n\r\f");
+	if (tolower((unsigned char)c[0]) == 'u' && tolower((unsigned char)c[1]) == 'r' &&
+	    tolower((unsigned char)c[2]) == 'l') {
+		const char *e = c + 3;
+		while (*e == ' ' || *e == '\t' || *e == '\n' || *e == '\r' || *e == '\f')
+			e++;
 		if (*e == '=') {
 			c = e + 1;
 			c += strspn(c, " \t\n\r\f");

@@ -5,7 +5,8 @@
  * memory); on 0 the text is valid UTF-8 and NUL-terminated. html_read returns 0 (or ATLAS_ENOMEM
  * out of memory); then the page has its lead section (level 0, no heading) and every other
  * section a heading and level 2 to 4, section bodies start in order inside the text, each ends
- * with a NUL, every link and breadcrumb has an href, every guide list's steps too. */
+ * with a NUL, every link and breadcrumb has an href, every guide list's steps too; a redirect's
+ * address is not empty and has no space at either end. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (int i = 0; i < p.ndefs; i++)
 			if (!p.defs[i])
 				fuzz_fail(data, size, "definition %d is NULL", i);
+		if (p.redirect && (!p.redirect[0] || strchr(" \t\n\r\f", p.redirect[0]) ||
+				   strchr(" \t\n\r\f", p.redirect[strlen(p.redirect) - 1])))
+			fuzz_fail(data, size, "redirect \"%s\" empty or not trimmed", p.redirect);
 		html_page_free(&p);
 	}
 	html_thread_done();

@@ -261,6 +261,44 @@ oom:
  * table does not have that shape, or ATLAS_ENOMEM. */
 /* Finds every page's top-level topic pages, for the topic facet (a top-level topic without a
  * page of its own counts in none). Returns 0 or ATLAS_ENOMEM. */
+/* Packs every page's type and top-level topics into e->facet_type and e->facet_bits (engine.h:
+ * atlas_doc's type_id and top_topics); leaves them NULL when the index has more top-level topics
+ * than FACET_BITS. Returns 0, or ATLAS_ENOMEM with err set. */
+static int pack_facets(atlas_engine *e, atlas_error *err)
+{
+	e->nfacet_topics = 0;
+	for (int d = 0; d < e->ndocs; d++)
+		for (int k = 0; k < e->docs[d].ntop_topics; k++) {
+			int ti = e->docs[d].top_topics[k], b;
+			for (b = 0; b < e->nfacet_topics && e->facet_topic[b] != ti; b++)
+				;
+			if (b == FACET_BITS)
+				return 0; /* too many to pack: counted from the pages */
+			if (b == e->nfacet_topics)
+				e->facet_topic[e->nfacet_topics++] = ti;
+		}
+	e->facet_type = malloc((size_t)e->ndocs + 1);
+	e->facet_bits = malloc(((size_t)e->ndocs + 1) * sizeof(uint32_t));
+	if (!e->facet_type || !e->facet_bits) {
+		free(e->facet_type);
+		free(e->facet_bits);
+		e->facet_type = NULL;
+		e->facet_bits = NULL;
+		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
+	}
+	for (int d = 0; d < e->ndocs; d++) {
+		const atlas_doc *doc = &e->docs[d];
+		uint32_t bits = 0;
+		for (int k = 0; k < doc->ntop_topics; k++)
+			for (int b = 0; b < e->nfacet_topics; b++)
+				if (e->facet_topic[b] == doc->top_topics[k])
+					bits |= (uint32_t)1 << b;
+		e->facet_type[d] = (unsigned char)doc->type_id;
+		e->facet_bits[d] = bits;
+	}
+	return 0;
+}
+
 static int link_top_topics(atlas_engine *e, atlas_error *err)
 {
 	for (int d = 0; d < e->ndocs; d++) {
@@ -286,7 +324,7 @@ static int link_top_topics(atlas_engine *e, atlas_error *err)
 				doc->top_topics[doc->ntop_topics++] = ti;
 		}
 	}
-	return 0;
+	return pack_facets(e, err);
 }
 
 static int load_sections(atlas_engine *e, atlas_error *err)
@@ -888,6 +926,8 @@ void atlas_engine_free(atlas_engine *e)
 		free(e->topic_sets[t].pages);
 	}
 	free(e->top_count);
+	free(e->facet_type);
+	free(e->facet_bits);
 	sqlite3_finalize(e->st_match);
 	sqlite3_finalize(e->st_stem_df);
 	sqlite3_finalize(e->st_match_fields);

@@ -189,6 +189,15 @@ struct atlas_engine {
 	} topic_sets[16];
 	int ntopic_sets;
 	int *top_count;         /* by topic page: the pages it is a top-level topic of (NULL: not counted) */
+	/* the facets of each page packed, so that counting them over thousands of candidates reads
+	 * one small array: facet_type[d] its type_id; facet_bits[d] bit k for each of its top-level
+	 * topics, topic page facet_topic[k]; NULL when the index has more top-level topics than
+	 * FACET_BITS (search.c then reads the pages themselves) */
+#define FACET_BITS 32
+	unsigned char *facet_type;
+	uint32_t *facet_bits;
+	int facet_topic[FACET_BITS];
+	int nfacet_topics;
 	int *col_sizes;         /* tokens per fts column of every page, for atlas_rank */
 	/* per-query scratch, sized ndocs */
 	unsigned *mark;

@@ -11,6 +11,7 @@
 
 /* Bytes of a block of the results' text: a page of ten hits mostly fits in one */
 #define RESULTS_TEXT_BLOCK (16 * 1024)
+#define PREFETCH_AHEAD 8 /* candidates ahead whose page and match data are fetched */
 
 /* qsort order of ints, ascending. */
 static int cmp_int(const void *a, const void *b)
@@ -281,13 +282,43 @@ static void rank_candidates(atlas_results *res, atlas_engine *e, const plan *pl,
 		exact_found = type_passes(p, m, &e->docs[d]) && topic_passes(p, m, &e->docs[d]) &&
 			      prefix_exact(pl, &e->cand[d]);
 	}
+	/* with no filter, every candidate counts in both facets: from the packed facets, the pages
+	 * themselves read only for a topic met the first time (the facet lists topics in the order
+	 * the pages give them) */
+	bool packed = e->facet_bits && !m->accept && !type_filtered(p, m) && !topic_filtered(p, m);
+	uint32_t met = 0;
+	int bit_count[FACET_BITS] = { 0 };
 	for (int i = 0; i < e->ntouched; i++) {
 		int d = e->touched[i];
+		if (i + PREFETCH_AHEAD < e->ntouched) {
+			/* thousands of candidates spread over the pages: each page's memory is a miss */
+			int ahead = e->touched[i + PREFETCH_AHEAD];
+			__builtin_prefetch(&e->cand[ahead]);
+			__builtin_prefetch(&e->docs[ahead]);
+			/* and the title's and keywords' stems of a page fetched half as far back */
+			const atlas_doc *near = &e->docs[e->touched[i + PREFETCH_AHEAD / 2]];
+			__builtin_prefetch(near->title_norm);
+			__builtin_prefetch(near->keywords_norm);
+		}
 		candidate *c = &e->cand[d];
 		const atlas_doc *doc = &e->docs[d];
-		bool type_ok = type_passes(p, m, doc);
-		bool topic_ok = topic_passes(p, m, doc);
-		count_facets(res, e, m, doc, type_ok, topic_ok, fc);
+		bool type_ok = true, topic_ok = true;
+		if (packed) {
+			uint32_t bits = e->facet_bits[d];
+			if (bits & ~met) {
+				count_facets(res, e, m, doc, true, true, fc);
+				met |= bits;
+			} else {
+				if (e->facet_type[d] < ATLAS_TYPE_OTHER)
+					fc->ntype[e->facet_type[d]]++;
+				for (; bits; bits &= bits - 1)
+					bit_count[__builtin_ctz(bits)]++;
+			}
+		} else {
+			type_ok = type_passes(p, m, doc);
+			topic_ok = topic_passes(p, m, doc);
+			count_facets(res, e, m, doc, type_ok, topic_ok, fc);
+		}
 		if (!type_ok || !topic_ok)
 			continue;
 		double score = 0;
@@ -298,6 +329,10 @@ static void rank_candidates(atlas_results *res, atlas_engine *e, const plan *pl,
 		res->total_all += c->strict || pl->npositive <= 1;
 		rk[(*nrk)++] = (ranked){ d, score, exact_found && prefix_only(pl, c) };
 	}
+	for (int f = 0; packed && f < res->ntopics; f++)
+		for (int b = 0; b < e->nfacet_topics; b++)
+			if (e->facet_topic[b] == fc->topic_page[f])
+				res->topics[f].count += bit_count[b];
 	strbuf_free(&qs);
 }
 

@@ -153,7 +153,8 @@ typedef struct atlas_results {
 typedef struct atlas_next_params {
 	const char *path;
 	const char *guide;   /* NULL, or a guide slug or path */
-	const char **seen;   /* paths already read; unknown ones are ignored */
+	const char **seen;   /* paths already read, in the order read (the last read last): the last
+			      * ATLAS_SEEN_MAX count; unknown ones are ignored */
 	int nseen;
 	int limit;
 } atlas_next_params;

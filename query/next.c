@@ -637,11 +637,11 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 	if (limit > ATLAS_LIMIT_MAX)
 		limit = ATLAS_LIMIT_MAX;
 	res->doc = src;
-	/* read pages: the current one and up to ATLAS_SEEN_MAX more */
+	/* read pages: the current one and the last ATLAS_SEEN_MAX listed (read most recently) */
 	int seen[ATLAS_SEEN_MAX + 1];
 	int nseen = 0;
 	seen[nseen++] = src;
-	for (int i = 0; i < p->nseen && nseen <= ATLAS_SEEN_MAX; i++) {
+	for (int i = p->nseen > ATLAS_SEEN_MAX ? p->nseen - ATLAS_SEEN_MAX : 0; i < p->nseen; i++) {
 		int d = atlas_engine_find(e, p->seen[i]);
 		if (d >= 0)
 			seen[nseen++] = d;

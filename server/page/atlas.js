@@ -806,7 +806,8 @@ class NextList {
 			this.say('This page has no read-next list: its path is not one the index knows.');
 			return;
 		}
-		const seen = loadList(SEEN_KEY).filter((p) => p !== path).slice(0, 64);
+		// kept newest first; the API takes the last listed as the page read last
+		const seen = loadList(SEEN_KEY).filter((p) => p !== path).slice(0, 64).reverse();
 		const params = { path, limit: this.host.getAttribute('data-limit') || '5' };
 		if (!/^[0-9]{1,2}$/.test(params.limit)) params.limit = '5';
 		if (guide) params.guide = guide;

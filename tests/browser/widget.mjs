@@ -464,6 +464,7 @@ async function site(browser) {
 	check(seen.includes('/consistent-hashing') && seen.includes(second), 'site: page views are recorded in localStorage', seen);
 	const nextReq = sent.filter((u) => u.includes('/api/next?')).pop();
 	check(nextReq && new URL(nextReq).searchParams.get('seen').split(',').includes('/consistent-hashing'), 'site: read next leaves out what was read', nextReq);
+	check(nextReq && new URL(nextReq).searchParams.get('seen').split(',').pop() === '/consistent-hashing', 'site: what was read is sent in reading order, the page read last last', nextReq);
 	const after = await page.evaluate(() => [...document.querySelectorAll('#next a')].map((a) => new URL(a.href).pathname));
 	check(!after.includes('/consistent-hashing'), 'site: a page read is not suggested again', after);
 	// a guide from the URL

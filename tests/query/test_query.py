@@ -177,6 +177,13 @@ def main():
     r = q("--json", "--next", "/jax-sharding", "--seen", seen + ",/no-such-page")
     check("next: seen pages left out, unknown ones ignored",
           not set(seen.split(",")) & {s["path"] for s in r["suggestions"]}, r)
+    # a long history: the pages read last count (the last 64 listed), not the first 64
+    top = q("--json", "--next", "/jax-sharding")["suggestions"][0]["path"]
+    r = q("--json", "--next", "/jax-sharding", "--seen", ",".join(["/no-such-page"] * 70 + [top]))
+    check("next: of more than 64 seen, the last listed count", top not in {s["path"] for s in r["suggestions"]}, r)
+    r = q("--json", "--next", "/jax-sharding", "--seen", ",".join([top] + ["/no-such-page"] * 64))
+    check("next: of more than 64 seen, the first listed past the last 64 do not",
+          top in {s["path"] for s in r["suggestions"]}, r)
     r = q("--json", "--next", "/guides")
     check("next: works from site pages", isinstance(r["suggestions"], list))
     q("--next", "/no-such-page", expect_rc=1)

@@ -224,6 +224,13 @@ def test_errors(srv):
     expect_error(srv, '/api/next?path=/consistent-hashing&limit=0', 400, 'bad_parameter')
     check(srv.request('/api/next?path=/consistent-hashing&seen=,,,/x/x/x')[0] == 200,
           'next ignores empty and unknown seen paths')
+    # of a long history, the pages read last (the last 64 listed) count
+    top = json.loads(srv.request('/api/next?path=/consistent-hashing')[2])['suggestions'][0]['path']
+    late = json.loads(srv.request('/api/next?path=/consistent-hashing&seen=' + '/x,' * 70 + top)[2])
+    early = json.loads(srv.request('/api/next?path=/consistent-hashing&seen=' + top + ',/x' * 64)[2])
+    check(top not in [s['path'] for s in late['suggestions']] and
+          top in [s['path'] for s in early['suggestions']],
+          'next: of more than 64 seen paths, the last 64 listed count', (top, late, early))
     for path in ['/nope', '/api', '/api/', '/api/search/', '/healthz/x', '/index.html.bak',
                  '/../etc/passwd']:
         expect_error(srv, path, 404, 'not_found')

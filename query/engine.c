@@ -230,6 +230,10 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		strbuf_putc(&sb, ' ');
 		d->keywords_norm = keep_str(e, &sb);
 		strbuf_putc(&sb, ' ');
+		engine_normalize(e, &sb, (const char *)sqlite3_column_text(st, 10), false);
+		strbuf_putc(&sb, ' ');
+		d->keywords_words = keep_str(e, &sb);
+		strbuf_putc(&sb, ' ');
 		path_words(e, &sb, d->path ? d->path : "");
 		strbuf_putc(&sb, ' ');
 		d->path_norm = keep_str(e, &sb);
@@ -238,7 +242,7 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		d->path_sig = atlas_word_sig(d->path_norm);
 		d->type_id = atlas_page_type_of(d->type);
 		if (!d->path || !d->url || !d->title || !d->type || !d->description || !d->lastmod || !d->image || !topics_ok ||
-		    !d->title_norm || !d->title_words || !d->keywords_norm || !d->path_norm ||
+		    !d->title_norm || !d->title_words || !d->keywords_norm || !d->keywords_words || !d->path_norm ||
 		    !strmap_put(&e->path_index, d->path, strlen(d->path), e->ndocs, NULL))
 			goto oom;
 		d->json_plain = json_plain(d->path) && json_plain(d->url) && json_plain(d->title) &&

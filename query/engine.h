@@ -200,6 +200,7 @@ typedef struct atlas_doc {
 	int type_id;         /* ATLAS_TYPE_* of type */
 	char *title_norm;    /* stems of the title, space-separated, with spaces at both ends */
 	char *keywords_norm; /* stems of the keywords, likewise */
+	char *keywords_words; /* folded keyword words, likewise */
 	char *path_norm;     /* stems of the words of the path ("/t/" of a topic left out), likewise */
 	unsigned long long title_sig, keywords_sig, path_sig; /* atlas_word_sig of the three above */
 	char *title_words;   /* folded title words, likewise (for typeahead) */

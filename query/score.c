@@ -626,8 +626,9 @@ double priority_weight(const atlas_doc *doc)
 }
 
 /* Whether a title word (words: the folded title words between spaces) is word, starts with it, or
- * is it without a plural's ending ("cache" for "caches"): the word as typed, not another form of
- * its stem ("timing" for "time"). */
+ * is it without a plural's ending ("cache" for "caches"), or two words side by side are ("Web
+ * Socket", "WebSocket" folded in two, for "websocket" or "websock"): the word as typed, not another
+ * form of its stem ("timing" for "time"). */
 static bool title_has_form(const char *words, const char *word)
 {
 	size_t n = strlen(word);
@@ -637,25 +638,34 @@ static bool title_has_form(const char *words, const char *word)
 		if (tn >= n ? strncmp(t, word, n) == 0
 			    : n - tn <= 2 && strncmp(t, word, tn) == 0 && word[n - 1] == 's')
 			return true;
+		/* the word's first part this word, its rest the start of the next */
+		const char *u = t + tn;
+		if (tn < n && *u == ' ' && u[1] && strncmp(t, word, tn) == 0) {
+			size_t un = strcspn(u + 1, " "), rest = n - tn;
+			if (un >= rest && strncmp(u + 1, word + tn, rest) == 0)
+				return true;
+		}
 	}
 	return false;
 }
 
-/* Share of the query's content words found in the title by their stem alone, in no form of the
- * word as typed (title_has_form): "timing" in a title for "time". Words of phrases, synonyms and
- * corrections are not counted. */
-static double stem_only_share(const plan *pl, const candidate *c, const atlas_doc *doc)
+/* Share of the query's content words found in a field (the title, or the keywords) by their stem
+ * alone, in no form of the word as typed (title_has_form): "timing" in a title for "time".
+ * mask: the phrases matched in the field; norm, sig, words: its stems, their signature, its folded
+ * words. Words of phrases, synonyms and corrections are not counted. */
+static double stem_only_share(const plan *pl, sqlite3_int64 mask, const char *norm, unsigned long long sig,
+			      const char *words)
 {
 	int n = pl->ncontent, only = 0;
-	if (!n || !doc->title_words)
+	if (!n || !words)
 		return 0;
 	for (int j = 0; j < n; j++) {
 		const qterm *t = &pl->terms[pl->content[j]];
 		if (t->phrase || t->syn_group || t->correction || strchr(t->word, ' '))
 			continue;
-		bool in_title = (pl->nphrases <= MAX_PHRASES && (c->title_phrases & pl->term_phrases[pl->content[j]])) ||
-				has_title_pat(t, doc->title_norm, doc->title_sig);
-		if (in_title && !title_has_form(doc->title_words, t->word))
+		bool in_field = (pl->nphrases <= MAX_PHRASES && (mask & pl->term_phrases[pl->content[j]])) ||
+				has_title_pat(t, norm, sig);
+		if (in_field && !title_has_form(words, t->word))
 			only++;
 	}
 	return (double)only / n;
@@ -669,9 +679,17 @@ double score_candidate(const plan *pl, candidate *c, const atlas_doc *doc, const
 	bool exact = false;
 	double title = title_match(pl, c->title_phrases, true, doc->title_norm, doc->title_sig, &exact, qstems);
 	/* a word the title holds in another form of its stem alone counts RANK_TITLE_STEM_ONLY */
-	double title_w = title > 0 ? title - (1 - RANK_TITLE_STEM_ONLY) * stem_only_share(pl, c, doc) : 0;
+	double title_w = title > 0 ? title - (1 - RANK_TITLE_STEM_ONLY) *
+						    stem_only_share(pl, c->title_phrases, doc->title_norm,
+								    doc->title_sig, doc->title_words)
+				   : 0;
 	double kw = title_match(pl, c->keyword_phrases, c->keywords_known, doc->keywords_norm, doc->keywords_sig,
 				NULL, NULL);
+	/* and a word the keywords hold so, likewise */
+	double kw_w = kw > 0 ? kw - (1 - RANK_TITLE_STEM_ONLY) *
+					    stem_only_share(pl, c->keyword_phrases, doc->keywords_norm,
+							    doc->keywords_sig, doc->keywords_words)
+			     : 0;
 	double cov = coverage_of(pl, c);
 	double tw = type_weight(doc->type_id);
 	double pw = priority_weight(doc);
@@ -689,7 +707,7 @@ double score_candidate(const plan *pl, candidate *c, const atlas_doc *doc, const
 	c->path = c->proximity = c->heading = 0;
 	c->score = c->bm25 * (RANK_COVERAGE_FLOOR + (1 - RANK_COVERAGE_FLOOR) * cov * sqrt(cov)) *
 		   (1 + RANK_TITLE_WORDS * title_w) * (exact ? RANK_TITLE_EXACT : 1.0) * (1 + RANK_TITLE_FILL * fill) *
-		   (1 + RANK_KEYWORD_WORDS * kw) * tw * pw * (ponly ? RANK_PREFIX_ONLY : 1.0);
+		   (1 + RANK_KEYWORD_WORDS * kw_w) * tw * pw * (ponly ? RANK_PREFIX_ONLY : 1.0);
 	return c->score;
 }
 

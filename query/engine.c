@@ -260,11 +260,6 @@ oom:
 	return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading documents");
 }
 
-/* Reads where every section's tokens sit among its page's fts positions (sections are numbered
- * 1..n in page order, each page's from its lead section). Returns 0, or ATLAS_ESCHEMA when the
- * table does not have that shape, or ATLAS_ENOMEM. */
-/* Finds every page's top-level topic pages, for the topic facet (a top-level topic without a
- * page of its own counts in none). Returns 0 or ATLAS_ENOMEM. */
 /* Packs every page's type and top-level topics into e->facet_type and e->facet_bits (engine.h:
  * atlas_doc's type_id and top_topics); leaves them NULL when the index has more top-level topics
  * than FACET_BITS. Returns 0, or ATLAS_ENOMEM with err set. */
@@ -303,6 +298,8 @@ static int pack_facets(atlas_engine *e, atlas_error *err)
 	return 0;
 }
 
+/* Finds every page's top-level topic pages, for the topic facet (a top-level topic without a
+ * page of its own counts in none). Returns 0 or ATLAS_ENOMEM. */
 static int link_top_topics(atlas_engine *e, atlas_error *err)
 {
 	for (int d = 0; d < e->ndocs; d++) {
@@ -331,6 +328,9 @@ static int link_top_topics(atlas_engine *e, atlas_error *err)
 	return pack_facets(e, err);
 }
 
+/* Reads where every section's tokens sit among its page's fts positions (sections are numbered
+ * 1..n in page order, each page's from its lead section). Returns 0, or ATLAS_ESCHEMA when the
+ * table does not have that shape, or ATLAS_ENOMEM. */
 static int load_sections(atlas_engine *e, atlas_error *err)
 {
 	sqlite3_stmt *st = NULL;

@@ -472,6 +472,10 @@ int next_fit_run(next_fit *f, next_fit_result *out, atlas_error *err)
 		goto figures;
 	double w[NEXT_NWEIGHTS];
 	memcpy(w, out->w, sizeof(w));
+	/* the file names' order is taken up only where the site's own routes show it: the ascent
+	 * starts without it (a site too small to fit gets the default, the fitted sites' median) */
+	w[NEXT_TOPIC_AFTER] = NEXT_FIT_START_TOPIC_AFTER;
+	best = evaluate(&s, w, acc, false);
 	for (int round = 0; round < NEXT_FIT_ROUNDS; round++) {
 		bool moved = false;
 		for (size_t p = 0; p < sizeof(fitted) / sizeof(fitted[0]); p++) {

@@ -159,9 +159,9 @@
 #define NEXT_W_TOPIC_MEMBER 2.0
 #define NEXT_W_TOPIC_NEXT 0.5     /* fitted: next to the page in a shared topic's order */
 #define NEXT_W_NUMBER_NEXT 2.0    /* fitted: numbered after the page (9.2 after 9.1) */
-#define NEXT_W_TOPIC_AFTER 0.0    /* fitted: right after the page in a shared topic's or folder's
+#define NEXT_W_TOPIC_AFTER 0.5    /* fitted: right after the page in a shared topic's or folder's
 				   * order by path, where a site's file names follow its reading
-				   * order (ch01, ch02); none unless the site's routes show it */
+				   * order (ch01, ch02); the fit starts from NEXT_FIT_START_TOPIC_AFTER */
 #define NEXT_W_SIMILAR 2.0        /* fitted */
 #define NEXT_W_GRAPH 0.0          /* fitted */
 #define NEXT_W_CONTEXT 0.5        /* fitted */
@@ -173,6 +173,8 @@
 #define NEXT_FIT_MIN_CASES 20
 #define NEXT_FIT_MAX_CASES 3000
 #define NEXT_FIT_ROUNDS 3
+#define NEXT_FIT_START_TOPIC_AFTER 0.0 /* topic_after where the ascent starts: none until the
+					* site's routes show that its file names follow them */
 #define NEXT_FIT_GRID { 0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0 }
 /* The figures stored with them include the MRR of a sample of at most NEXT_FIT_MAX_LINKS links
  * between explainers, each target ranked among its source's candidates without the link. */

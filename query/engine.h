@@ -255,6 +255,11 @@ void atlas_results_free(atlas_results *res);
  * count (0 for empty text); out owns its text, nothing to free. */
 int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *prefix);
 
+/* Splits text, comma-separated paths in the order read, in place (commas become NULs; empty
+ * items dropped) into out (room for ATLAS_SEEN_MAX): the last ATLAS_SEEN_MAX, the pages read most
+ * recently, in order, pointing into text. Returns how many. */
+int atlas_next_seen_split(const char **out, char *text);
+
 /* Read next for a page. Returns 0, ATLAS_ENOTFOUND for an unknown path or guide, or ATLAS_ESQL. */
 int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params *p, atlas_error *err);
 void atlas_next_results_free(atlas_next_results *res);

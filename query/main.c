@@ -161,14 +161,9 @@ static char *run_next(atlas_engine *e, const char *next, const char *guide, cons
 {
 	atlas_error err = { 0, "" };
 	char *body = NULL;
-	/* the last ATLAS_SEEN_MAX listed, in order: the pages read most recently */
-	const char *ring[ATLAS_SEEN_MAX], *list[ATLAS_SEEN_MAX];
-	int ntok = 0, nseen = 0;
+	const char *list[ATLAS_SEEN_MAX];
 	char *copy = seen ? strdup(seen) : NULL;
-	for (char *tok = copy ? strtok(copy, ",") : NULL; tok; tok = strtok(NULL, ","))
-		ring[ntok++ % ATLAS_SEEN_MAX] = tok;
-	for (int i = ntok > ATLAS_SEEN_MAX ? ntok - ATLAS_SEEN_MAX : 0; i < ntok; i++)
-		list[nseen++] = ring[i % ATLAS_SEEN_MAX];
+	int nseen = atlas_next_seen_split(list, copy);
 	atlas_next_params np = { next, guide, list, nseen, limit ? limit : 5 };
 	atlas_next_results nr;
 	if (atlas_next(&nr, e, &np, &err)) {

@@ -618,6 +618,18 @@ static void follow_read_route(const next_state *ns, int src, const int *seen, in
 			follow_guide(ns, routes[i], src, seen, nseen, NEXT_W_GUIDE_FOLLOWED / best, all, n, cap);
 }
 
+int atlas_next_seen_split(const char **out, char *text)
+{
+	const char *ring[ATLAS_SEEN_MAX];
+	int ntok = 0, n = 0;
+	char *save = NULL;
+	for (char *tok = text ? strtok_r(text, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save))
+		ring[ntok++ % ATLAS_SEEN_MAX] = tok;
+	for (int i = ntok > ATLAS_SEEN_MAX ? ntok - ATLAS_SEEN_MAX : 0; i < ntok; i++)
+		out[n++] = ring[i % ATLAS_SEEN_MAX];
+	return n;
+}
+
 int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params *p, atlas_error *err)
 {
 	const next_state *ns = engine_next(e);

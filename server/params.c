@@ -392,17 +392,11 @@ int next_request_parse(next_request *nr, const params *ps, param_error *pe)
 	strbuf_printf(k, "&limit=%d&path=", nr->p.limit);
 	put_pct(k, nr->path);
 	strbuf_puts(k, "&seen=");
-	/* the last ATLAS_SEEN_MAX listed, in order: the pages read most recently */
-	const char *ring[ATLAS_SEEN_MAX];
-	int ntok = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(nr->seen, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		ring[ntok++ % ATLAS_SEEN_MAX] = tok;
-	for (int i = ntok > ATLAS_SEEN_MAX ? ntok - ATLAS_SEEN_MAX : 0; i < ntok; i++) {
-		if (nr->p.nseen)
+	nr->p.nseen = atlas_next_seen_split(nr->list, nr->seen);
+	for (int i = 0; i < nr->p.nseen; i++) {
+		if (i)
 			strbuf_putc(k, ',');
-		put_pct(k, ring[i % ATLAS_SEEN_MAX]);
-		nr->list[nr->p.nseen++] = ring[i % ATLAS_SEEN_MAX];
+		put_pct(k, nr->list[i]);
 	}
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <libstemmer.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -372,6 +373,33 @@ static int stem_compound(atlas_analyzer *a, char *comp, int len, int cap)
 ** Emitting tokens for one identifier group of parts [p0, p1).
 */
 
+/* The forms written at one position so far: its stem, its surface form and its compounds, each a
+ * copy (at most FORMS_MAX, the compounds of a part and the part's own two). */
+#define FORMS_MAX (ATLAS_MAX_COMPOUND_PARTS + 2)
+typedef struct form_set {
+	int n, len[FORMS_MAX];
+	char text[FORMS_MAX][512];
+} form_set;
+
+/* True when s[0..n) is one of f's forms. */
+static bool form_has(const form_set *f, const char *s, int n)
+{
+	for (int i = 0; i < f->n; i++)
+		if (f->len[i] == n && memcmp(f->text[i], s, (size_t)n) == 0)
+			return true;
+	return false;
+}
+
+/* Adds s[0..n) to f's forms (a form longer than a copy holds is not kept: it is then not known
+ * as written, so it can be written again, never lost). */
+static void form_add(form_set *f, const char *s, int n)
+{
+	if (f->n == FORMS_MAX || n < 0 || n >= (int)sizeof(f->text[0]))
+		return;
+	memcpy(f->text[f->n], s, (size_t)n);
+	f->len[f->n++] = n;
+}
+
 static int emit_group(atlas_analyzer *a, int flags, const char *text, int p0, int p1,
 		      atlas_token_fn fn, void *ctx)
 {
@@ -423,14 +451,24 @@ static int emit_group(atlas_analyzer *a, int flags, const char *text, int p0, in
 		rc = fn(ctx, 0, stem, slen, pt->start, pt->end);
 		if (rc || query)
 			continue;
-		if ((flags & ATLAS_ANALYZE_SURFACE) && (slen != wlen || memcmp(stem, word, (size_t)wlen) != 0))
+		/* each form once at a position: compounds of different parts can stem alike ("abcDilL":
+		 * "abcdil" and "abcdill" both "abcdil"), and a position held twice is a term counted
+		 * twice */
+		form_set done;
+		done.n = 0;
+		form_add(&done, stem, slen);
+		if ((flags & ATLAS_ANALYZE_SURFACE) && !form_has(&done, word, wlen)) {
 			rc = fn(ctx, FTS5_TOKEN_COLOCATED, word, wlen, pt->start, pt->end);
+			form_add(&done, word, wlen);
+		}
 		for (int j = i + 1; !rc && j < p1 && j - i < ATLAS_MAX_COMPOUND_PARTS; j++) {
 			int len = compound_of(a, text, i, j, comp, sizeof(comp));
 			if (len > 0 && stem_compounds && pt->tok == a->parts[j].tok)
 				len = stem_compound(a, comp, len, sizeof(comp));
-			if (len > 0)
+			if (len > 0 && !form_has(&done, comp, len)) {
 				rc = fn(ctx, FTS5_TOKEN_COLOCATED, comp, len, pt->start, a->parts[j].end);
+				form_add(&done, comp, len);
+			}
 		}
 	}
 	return rc;

@@ -1,5 +1,6 @@
-/* compress.h - texts kept compressed in the index: one zstd frame each, made against a dictionary
- * trained on the index's own texts and stored beside them (the dictionaries table). */
+/* compress.h - texts kept compressed in the index: one zstd frame each, or long texts in chunks
+ * read one by one, made against a dictionary trained on the index's own texts and stored beside
+ * them (the dictionaries table). */
 #ifndef ATLAS_COMPRESS_H
 #define ATLAS_COMPRESS_H
 
@@ -38,6 +39,14 @@ const void *atlas_compressor_dict(const atlas_compressor *c, size_t *size);
 /* Compresses src[0..n) into out (reset first). Returns 0, or ATLAS_ENOMEM with err set. */
 int atlas_compress(atlas_compressor *c, strbuf *out, const void *src, size_t n, atlas_error *err);
 
+/* Compresses src[0..ends[nchunks - 1]) into out (reset first) in nchunks chunks, chunk i being
+ * src[ends[i - 1]..ends[i]) (from 0 for the first) and holding units[i] units of the caller's
+ * (a section's tokens), each chunk read without the others by atlas_decompress_units. Fewer than
+ * two chunks are stored as atlas_compress stores the text. Returns 0, ATLAS_ENOMEM, or
+ * ATLAS_EINVAL for an empty chunk; err set either way. */
+int atlas_compress_chunks(atlas_compressor *c, strbuf *out, const char *src, const size_t *ends,
+			  const unsigned *units, int nchunks, atlas_error *err);
+
 /* Frees c. Accepts NULL. */
 void atlas_compressor_free(atlas_compressor *c);
 
@@ -57,6 +66,15 @@ int atlas_decompressor_new(atlas_decompressor **out, const void *dict, size_t si
  * Returns 0, ATLAS_ENOMEM, or ATLAS_EINVAL when src is not what atlas_compress writes with this
  * dictionary; err set either way. */
 int atlas_decompress(atlas_decompressor *d, strbuf *out, const void *src, size_t n, atlas_error *err);
+
+/* Decompresses of src[0..n) only the chunks that hold units [from, to) into out (reset first;
+ * NUL-terminated): from the chunk holding unit from (the first when from is 0, the last when from
+ * is past every unit) to the one holding unit to - 1, at least one; *first is the number of units
+ * before them. A text not in chunks is decompressed whole, *first 0. Returns 0, ATLAS_ENOMEM, or
+ * ATLAS_EINVAL when src is not what the compressor writes with this dictionary; err set either
+ * way. */
+int atlas_decompress_units(atlas_decompressor *d, strbuf *out, const void *src, size_t n, unsigned from,
+			   unsigned to, unsigned *first, atlas_error *err);
 
 /* Frees d. Accepts NULL. */
 void atlas_decompressor_free(atlas_decompressor *d);

@@ -70,7 +70,8 @@ const char atlas_schema_sql[] =
 	 * columns: heading_tokens of the headings column (of the title for ord 0), lead_tokens of the
 	 * description (ord 0 only), body_tokens of the body column, in section order: the positions
 	 * the analyzer's aux mode finds in heading, then in body (common/spans.h). body is stored
-	 * compressed (common/compress.h) against the dictionary section_body. anchor is empty when
+	 * compressed (common/compress.h) against the dictionary section_body, a long one in chunks
+	 * of about 1 KiB cut between tokens, each chunk's units its tokens. anchor is empty when
 	 * it is the heading's own (common/anchor.h: the engine makes it again), and for ord 0 */
 	"CREATE TABLE sections(id INTEGER PRIMARY KEY, doc_id INTEGER NOT NULL, ord INTEGER NOT NULL,"
 	" level INTEGER NOT NULL, heading TEXT NOT NULL, anchor TEXT NOT NULL, body BLOB NOT NULL,"

@@ -21,6 +21,7 @@
 
 #include "analyzer.h"
 #include "anchor.h"
+#include "body_chunks.h"
 #include "compress.h"
 #include "fields_index.h"
 #include "postings_index.h"
@@ -265,6 +266,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	row_tap tap;
 	tap_init(&tap);
 	section_places places = { NULL, NULL, NULL, 0 };
+	body_chunks chunks = BODY_CHUNKS_INIT;
 	if (!rc)
 		rc = atlas_analyzer_set_tap(w->db, &tap.tap, w->err);
 	int sec_id = 1;
@@ -308,7 +310,8 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 			section_tokens tk;
 			if ((rc = count_section_tokens(w->err, w->file, a, &tk, p, s, &tap, &places)))
 				break;
-			if ((rc = atlas_compress(w->body_z, &zbody, x->body, x->body_len, w->err)))
+			if ((rc = body_compress(&chunks, w->body_z, a, &zbody, x->body, x->body_len, tk.lead + tk.body,
+						w->err)))
 				break;
 			/* what an engine holding the texts keeps: the bytes, and a span for each token */
 			stats->section_text_bytes +=
@@ -340,6 +343,7 @@ static int write_docs(writer *w, const corpus *c, build_stats *stats)
 	}
 	atlas_analyzer_set_tap(w->db, NULL, NULL);
 	tap_free(&tap);
+	body_chunks_free(&chunks);
 	free(places.heads_at);
 	free(places.body_at);
 	free(places.body_n);

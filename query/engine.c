@@ -412,42 +412,52 @@ static bool section_anchor(atlas_engine *e, int sec, const char *heading, const 
 }
 
 /* Finds the spans of section sec's text t into l (emptied first): the heading's tokens, then the
- * body's, the first need of them (need < 0: all). Returns whether they are as many as the index
- * counts for the section (or need, when fewer). */
-static bool section_spans(atlas_engine *e, atlas_span_list *l, int sec, const section_text *t, int need)
+ * body's from t->body_first to to (to < 0: all). Returns whether they are as many as the index
+ * counts for the section there. */
+static bool section_spans(atlas_engine *e, atlas_span_list *l, int sec, const section_text *t, int to)
 {
 	const section_info *si = &e->sections[sec];
-	int all = si->nhead + si->nlead + si->nbody;
-	int want = need >= 0 && need < all ? need : all;
+	int nbody = si->nlead + si->nbody;
+	int end = to >= 0 && to < nbody ? to : nbody;
+	int want = si->nhead + (end > t->body_first ? end - t->body_first : 0);
 	l->count = 0;
 	if (!t->heading || !t->body ||
 	    atlas_spans_add(l, e->analyzer, t->heading, t->nheading, 0, -1) != SQLITE_OK ||
 	    l->count != si->nhead ||
-	    atlas_spans_add(l, e->analyzer, t->body, t->nbody, 0, want) != SQLITE_OK)
+	    (want > si->nhead && atlas_spans_add(l, e->analyzer, t->body, t->nbody, 0, want) != SQLITE_OK))
 		return false;
 	return l->count == want;
 }
 
-int engine_section_row(atlas_engine *e, int sec, int need, section_text *out)
+int engine_section_row(atlas_engine *e, int sec, int from, int to, section_text *out)
 {
 	sqlite3_stmt *st = e->st_section_text;
 	sqlite3_bind_int(st, 1, sec + 1);
 	int step = sqlite3_step(st);
 	if (step != SQLITE_ROW)
 		return step == SQLITE_DONE ? ATLAS_EINVAL : ATLAS_ESQL;
-	int rc = atlas_decompress(e->body_z, &e->body_buf, sqlite3_column_blob(st, 2),
-				  (size_t)sqlite3_column_bytes(st, 2), NULL);
+	unsigned first = 0;
+	int rc = 0;
+	if (to > 0)
+		rc = atlas_decompress_units(e->body_z, &e->body_buf, sqlite3_column_blob(st, 2),
+					    (size_t)sqlite3_column_bytes(st, 2), from > 0 ? (unsigned)from : 0,
+					    (unsigned)to, &first, NULL);
+	else
+		strbuf_reset(&e->body_buf);
 	if (rc)
 		return rc;
+	if (first > (unsigned)to)
+		return ATLAS_EINVAL;
 	out->heading = (const char *)sqlite3_column_text(st, 0);
 	out->nheading = sqlite3_column_bytes(st, 0);
 	out->anchor = (const char *)sqlite3_column_text(st, 1);
 	out->nanchor = sqlite3_column_bytes(st, 1);
 	if (!section_anchor(e, sec, out->heading, &out->anchor, &out->nanchor))
 		return ATLAS_ENOMEM;
-	out->body = e->body_buf.buf;
+	out->body = e->body_buf.buf ? e->body_buf.buf : "";
 	out->nbody = (int)e->body_buf.len;
-	out->decoded = section_spans(e, &e->row_spans, sec, out, need) ? e->row_spans.sp : NULL;
+	out->body_first = (int)first;
+	out->decoded = section_spans(e, &e->row_spans, sec, out, to) ? e->row_spans.sp : NULL;
 	return 0;
 }
 
@@ -489,6 +499,7 @@ static int load_section_texts(atlas_engine *e, const char *path, atlas_error *er
 		x->body = atlas_arena_strndup(&e->strings, e->body_buf.buf, e->body_buf.len);
 		/* found once here rather than for every hit showing the section */
 		x->decoded = NULL;
+		x->body_first = 0;
 		if (x->heading && x->body && section_spans(e, &e->row_spans, n, x, -1)) {
 			size_t size = (size_t)e->row_spans.count * sizeof(atlas_span);
 			atlas_span *all = atlas_arena_alloc(&e->strings, size ? size : 1);

@@ -80,11 +80,14 @@ typedef struct section_info {
 
 /* A section's text: heading, anchor, body (bytes, not NUL-terminated in general), and the spans of
  * its tokens (heading tokens, then lead and body tokens: the analyzer's aux mode over heading, then
- * over body), or NULL when they are not as many as the index counts. */
+ * over body), or NULL when they are not as many as the index counts. The body may be only a part
+ * of the section's (the chunks read of a long one): it then starts at the section's body token
+ * body_first, and the body spans, offsets into that part, are of the tokens from body_first on. */
 typedef struct section_text {
 	const char *heading, *anchor, *body;
 	const atlas_span *decoded;
 	int nheading, nanchor, nbody;
+	int body_first;
 } section_text;
 
 /* The engine keeps a copy of every section's text, with its spans found (8 bytes a token), when
@@ -215,12 +218,14 @@ struct atlas_engine {
 };
 
 /* Reads section sec (an index in e->sections) from the index with st_section_text into out:
- * heading and anchor from the row (valid until the statement is reset), body decompressed into
- * e->body_buf and the spans of its first need tokens (need < 0: all) found in e->row_spans (valid
- * until the next call). Returns 0, or (no message: the callers say what could not be shown)
- * ATLAS_EINVAL when the row is missing or its body does not decompress, ATLAS_ESQL when SQLite
- * fails, ATLAS_ENOMEM when out of memory. */
-int engine_section_row(atlas_engine *e, int sec, int need, section_text *out);
+ * heading and anchor from the row (valid until the statement is reset), and of the body (lead and
+ * body tokens counted together) what holds its tokens [from, to): none when to is 0, else the
+ * chunks holding them decompressed into e->body_buf (the whole body when it is not in chunks),
+ * with the heading's spans and the spans of the body's tokens from out->body_first to to found in
+ * e->row_spans (valid until the next call). Returns 0, or (no message: the callers say what could
+ * not be shown) ATLAS_EINVAL when the row is missing or its body does not decompress, ATLAS_ESQL
+ * when SQLite fails, ATLAS_ENOMEM when out of memory. */
+int engine_section_row(atlas_engine *e, int sec, int from, int to, section_text *out);
 
 /* Folded surface words (or stems) of text, space-separated, appended to out. */
 void engine_normalize(atlas_engine *e, strbuf *out, const char *text, bool stem);

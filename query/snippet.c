@@ -85,14 +85,15 @@ static void snippet_window(const sec_match *m, int nm, int nsp, int width, bool 
 	*to = *from + width < nsp ? *from + width : nsp;
 }
 
-/* Appends to sb, as HTML, the tokens [from, to) of the nsp tokens of text (sp: their spans, valid
- * from index from on) with the matches m[0..nm) in <mark> and "…" where the text is cut; when whole,
- * the text around the tokens too. Returns false, writing nothing, when there is nothing to show or
- * the spans do not fit the text. */
-static bool render_snippet(strbuf *sb, const char *text, int ntext, const atlas_span *sp, int nsp, int from,
-			   int to, const sec_match *m, int nm, const match_record *rec, bool whole)
+/* Appends to sb, as HTML, the tokens [from, to) of the nsp tokens of text (sp: the spans of the
+ * tokens from first on, offsets into text, which holds those tokens) with the matches m[0..nm) in
+ * <mark> and "…" where the text is cut; when whole, the text around the tokens too (first must then
+ * be 0). Returns false, writing nothing, when there is nothing to show or the spans do not fit the
+ * text. */
+static bool render_snippet(strbuf *sb, const char *text, int ntext, const atlas_span *sp, int first, int nsp,
+			   int from, int to, const sec_match *m, int nm, const match_record *rec, bool whole)
 {
-	if (from >= to || to > nsp || to - from > 64)
+	if (from >= to || to > nsp || to - from > 64 || from < first || (whole && first))
 		return false;
 	unsigned char hit[64] = { 0 };
 	for (int i = 0; i < nm; i++) {
@@ -103,23 +104,25 @@ static bool render_snippet(strbuf *sb, const char *text, int ntext, const atlas_
 				hit[k] = j == 0 ? 1 : 2;
 		}
 	}
-	for (int k = from; k < to; k++)
-		if (sp[k].start < 0 || sp[k].end > ntext || sp[k].start > sp[k].end ||
-		    (k > from && sp[k].start < sp[k - 1].start))
+	const atlas_span *w = sp + (from - first); /* the window's spans */
+	int n = to - from;
+	for (int k = 0; k < n; k++)
+		if (w[k].start < 0 || w[k].end > ntext || w[k].start > w[k].end ||
+		    (k > 0 && w[k].start < w[k - 1].start))
 			return false;
-	int cursor = whole ? 0 : sp[from].start;
+	int cursor = whole ? 0 : w[0].start;
 	if (from > 0)
 		strbuf_puts(sb, "…");
 	bool open = false;
-	for (int k = 0; k < to - from; k++) {
-		const atlas_span *s = &sp[from + k];
+	for (int k = 0; k < n; k++) {
+		const atlas_span *s = &w[k];
 		if (!open && (hit[k] == 1 || (hit[k] == 2 && (k == 0 || !hit[k - 1]))) && s->start >= cursor) {
 			strbuf_append_html(sb, text + cursor, (size_t)(s->start - cursor));
 			strbuf_puts(sb, "<mark>");
 			cursor = s->start;
 			open = true;
 		}
-		if (open && (k + 1 == to - from || hit[k + 1] != 2)) {
+		if (open && (k + 1 == n || hit[k + 1] != 2)) {
 			if (s->end > cursor) {
 				strbuf_append_html(sb, text + cursor, (size_t)(s->end - cursor));
 				cursor = s->end;
@@ -128,7 +131,7 @@ static bool render_snippet(strbuf *sb, const char *text, int ntext, const atlas_
 			open = false;
 		}
 	}
-	int stop = whole && to == nsp ? ntext : sp[to - 1].end;
+	int stop = whole && to == nsp ? ntext : w[n - 1].end;
 	if (stop > cursor)
 		strbuf_append_html(sb, text + cursor, (size_t)(stop - cursor));
 	if (to < nsp)
@@ -291,17 +294,17 @@ static void score_sections(sections_scratch *x, int ns, const placed *pm, int np
 	}
 }
 
-/* The stored text of section sec (an index in e->sections), with the spans of at least its first
- * need tokens: the engine's copy when it holds one, else the row read by st_section_text and
- * decompressed, valid until that statement is reset (the caller resets it either way) and the next
- * row is read. Returns false when the row cannot be read. */
-static bool section_row(atlas_engine *e, int sec, int need, section_text *out)
+/* The stored text of section sec (an index in e->sections), with the spans of its heading and of
+ * at least its body tokens [from, to) (none when to is 0): the engine's copy when it holds one,
+ * else what engine_section_row reads of the row, valid until st_section_text is reset (the caller
+ * resets it either way) and the next row is read. Returns false when the row cannot be read. */
+static bool section_row(atlas_engine *e, int sec, int from, int to, section_text *out)
 {
 	if (e->texts) {
 		*out = e->texts[sec];
 		return true;
 	}
-	return engine_section_row(e, sec, need, out) == 0;
+	return engine_section_row(e, sec, from, to, out) == 0;
 }
 
 /* Sets hit->title_html to the title with its matches (the lead section's heading matches among
@@ -329,8 +332,8 @@ static void mark_title(atlas_engine *e, atlas_results *res, atlas_hit *hit, sect
 		}
 	section_text row;
 	strbuf_reset(&x->hb);
-	if (section_row(e, sec, si->nhead, &row) && row.decoded && row.heading &&
-	    render_snippet(&x->hb, row.heading, row.nheading, row.decoded, si->nhead, 0, si->nhead, x->m, nm,
+	if (section_row(e, sec, 0, 0, &row) && row.decoded && row.heading &&
+	    render_snippet(&x->hb, row.heading, row.nheading, row.decoded, 0, si->nhead, 0, si->nhead, x->m, nm,
 			   &e->rec, true) &&
 	    !x->hb.oom) {
 		char *t = atlas_arena_strndup(&res->text, strbuf_str(&x->hb), x->hb.len);
@@ -406,17 +409,17 @@ void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
 			const sec_match *bm = x.m + nhead_m;
 			int nbody_m = nm - nhead_m;
 			snippet_window(bm, nbody_m, parts[1], 16, false, &from, &to);
-			/* the spans found only as far as the body's window reaches, unless the engine holds
-			 * them all */
+			/* the body read and its spans found only where the window is, unless the engine
+			 * holds them all */
 			section_text row;
-			if (section_row(e, sec, si->nhead + to, &row) && row.decoded) {
+			if (section_row(e, sec, from, to, &row) && row.decoded) {
 				const char *heading = row.heading, *anchor = row.anchor, *text = row.body;
 				int nheading = row.nheading, ntext = row.nbody;
 				const atlas_span *sp = row.decoded;
 				strbuf *sn = &x.sn, *hb = &x.hb;
 				strbuf_reset(sn);
 				bool has_snippet = heading && text && anchor &&
-						   render_snippet(sn, text, ntext, sp + si->nhead, parts[1], from, to, bm,
+						   render_snippet(sn, text, ntext, sp + si->nhead, row.body_first, parts[1], from, to, bm,
 								  nbody_m, &e->rec, false);
 				/* the hit's snippet and its first section's are one string */
 				char *snippet = NULL;
@@ -427,7 +430,7 @@ void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
 				if (snippet && si->level > 0 && hit->nsections < 3) {
 					strbuf_reset(hb);
 					snippet_window(x.m, nhead_m, si->nhead, 64, true, &from, &to);
-					if (!render_snippet(hb, heading, nheading, sp, si->nhead, from, to, x.m, nhead_m,
+					if (!render_snippet(hb, heading, nheading, sp, 0, si->nhead, from, to, x.m, nhead_m,
 							    &e->rec, true))
 						strbuf_append_html(hb, heading, (size_t)nheading);
 					char *head = hb->oom ? NULL

@@ -8,7 +8,7 @@ import ctypes
 import ctypes.util
 import struct
 
-STORED_RAW, STORED_ZSTD = 0, 1
+STORED_RAW, STORED_ZSTD, STORED_CHUNKS = 0, 1, 2
 
 _zstd = ctypes.CDLL(ctypes.util.find_library('zstd') or 'libzstd.so.1')
 _zstd.ZSTD_createDCtx.restype = ctypes.c_void_p
@@ -43,10 +43,34 @@ class Bodies:
     def text(self, stored):
         """The body stored as stored (bytes), as a str; raises ValueError when it does not
         decompress."""
+        return self.raw(stored).decode('utf-8')
+
+    def raw(self, stored):
+        """The bytes of the body stored as stored (common/compress.c: raw, one zstd frame, or
+        chunks, each a stored text, after their list); raises ValueError when it does not
+        decompress."""
         if not stored:
-            return ''
+            return b''
+        if stored[0] == STORED_CHUNKS:
+            n, i = read_varint(stored, 1)
+            sizes = []
+            for _ in range(n):
+                _units, i = read_varint(stored, i)
+                length, i = read_varint(stored, i)
+                size, i = read_varint(stored, i)
+                sizes.append((length, size))
+            parts = []
+            for length, size in sizes:
+                part = self.raw(stored[i:i + size])
+                if len(part) != length or stored[i] == STORED_CHUNKS:
+                    raise ValueError('a chunk does not decompress to its length')
+                parts.append(part)
+                i += size
+            if i != len(stored):
+                raise ValueError('the chunks do not fill the text')
+            return b''.join(parts)
         if stored[0] == STORED_RAW:
-            return stored[1:].decode('utf-8')
+            return bytes(stored[1:])
         if stored[0] != STORED_ZSTD:
             raise ValueError(f'unknown marker {stored[0]}')
         frame = bytes(stored[1:])
@@ -61,7 +85,7 @@ class Bodies:
             got = _zstd.ZSTD_decompressDCtx(self.dctx, out, size + 1, frame, len(frame))
         if _zstd.ZSTD_isError(got) or got != size:
             raise ValueError('does not decompress')
-        return out.raw[:size].decode('utf-8')
+        return out.raw[:size]
 
 
 def read_varint(blob, i):

@@ -1,6 +1,7 @@
 /* test_compress.c - common/compress.h: texts come back as they went in, with a trained dictionary
- * and without; short and incompressible texts are stored as they are; damaged stored bytes are
- * refused with ATLAS_EINVAL and leave the decompressor usable. usage: test_compress */
+ * and without, whole or in chunks read by units; short and incompressible texts are stored as
+ * they are; damaged stored bytes are refused with ATLAS_EINVAL and leave the decompressor usable.
+ * usage: test_compress */
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,8 +151,10 @@ int main(void)
 	char *frame = malloc(z.len);
 	memcpy(frame, z.buf, z.len);
 	size_t nframe = z.len;
+	frame[0] = 3;
+	expect_refused(dtrained, frame, nframe, "unknown marker 3");
 	frame[0] = 2;
-	expect_refused(dtrained, frame, nframe, "unknown marker 2");
+	expect_refused(dtrained, frame, nframe, "a frame taken for a chunk list");
 	frame[0] = (char)0xff;
 	expect_refused(dtrained, frame, nframe, "unknown marker 255");
 	frame[0] = 1;
@@ -169,6 +172,56 @@ int main(void)
 	rc = atlas_decompress(dtrained, &back, frame, nframe, &err);
 	CHECK(rc == 0 && back.len == one.len && memcmp(back.buf, one.buf, one.len) == 0,
 	      "the undamaged frame still reads back");
+
+	/* a text in chunks: whole, it reads back as it went in; by units, only the chunks holding
+	 * them are read, and the units before them are said */
+	size_t ends[3] = { sizes[0], sizes[0] + sizes[1], sizes[0] + sizes[1] + sizes[2] };
+	unsigned units[3] = { 10, 20, 30 };
+	strbuf zc = STRBUF_INIT, part = STRBUF_INIT;
+	CHECK(atlas_compress_chunks(trained, &zc, all.buf, ends, units, 3, &err) == 0 && zc.len > 0 && zc.buf[0] == 2,
+	      "three chunks are stored marked 2 (%s)", err.msg);
+	rc = atlas_decompress(dtrained, &back, zc.buf, zc.len, &err);
+	CHECK(rc == 0 && back.len == ends[2] && memcmp(back.buf, all.buf, ends[2]) == 0, "chunks read back whole");
+	const struct {
+		unsigned from, to, first;
+		size_t at, n;
+	} win[] = {
+		{ 0, 5, 0, 0, sizes[0] },		       /* inside the first */
+		{ 10, 11, 10, ends[0], sizes[1] },	       /* the second's first unit */
+		{ 29, 31, 10, ends[0], sizes[1] + sizes[2] }, /* across two */
+		{ 5, 15, 0, 0, ends[1] },		       /* across the first two */
+		{ 100, 101, 30, ends[1], sizes[2] },	       /* past every unit: the last */
+		{ 0, 0, 0, 0, sizes[0] },		       /* no unit: the first alone */
+	};
+	for (size_t i = 0; i < sizeof(win) / sizeof(win[0]); i++) {
+		unsigned first = 99;
+		rc = atlas_decompress_units(dtrained, &part, zc.buf, zc.len, win[i].from, win[i].to, &first, &err);
+		CHECK(rc == 0 && first == win[i].first && part.len == win[i].n &&
+			      memcmp(part.buf, all.buf + win[i].at, win[i].n) == 0 && part.buf[part.len] == '\0',
+		      "units [%u, %u): the chunks from unit %u read (got %u, %zu bytes)", win[i].from, win[i].to,
+		      win[i].first, first, part.len);
+	}
+	unsigned first = 99;
+	rc = atlas_decompress_units(dtrained, &part, z.buf, z.len, 5, 6, &first, &err);
+	CHECK(rc == 0 && first == 0 && part.len == one.len, "a text not in chunks is read whole by units");
+	CHECK(atlas_compress_chunks(trained, &z, all.buf, ends, units, 1, &err) == 0 && z.len > 0 && z.buf[0] == 1,
+	      "one chunk is stored as a text alone");
+	size_t bad_ends[2] = { 10, 10 };
+	CHECK(atlas_compress_chunks(trained, &z, all.buf, bad_ends, units, 2, &err) == ATLAS_EINVAL && err.msg[0],
+	      "an empty chunk is refused: %s", err.msg);
+	expect_refused(dtrained, zc.buf, 3, "a chunk list cut short");
+	expect_refused(dtrained, zc.buf, zc.len - 1, "chunks missing their last byte");
+	char *grown = malloc(zc.len + 1);
+	memcpy(grown, zc.buf, zc.len);
+	grown[zc.len] = 'x';
+	expect_refused(dtrained, grown, zc.len + 1, "chunks followed by a stray byte");
+	memcpy(grown, zc.buf, zc.len);
+	grown[1] = 1;
+	expect_refused(dtrained, grown, zc.len, "a chunk list of one chunk");
+	free(grown);
+	round_trip(trained, dtrained, one.buf, one.len, "after the damaged chunks");
+	strbuf_free(&zc);
+	strbuf_free(&part);
 
 	free(frame);
 	strbuf_free(&back);

@@ -12,7 +12,7 @@
 #include "strbuf.h"
 
 /* A body of at least BODY_CHUNKED bytes is stored in chunks of about BODY_CHUNK_BYTES. */
-#define BODY_CHUNKED 4096
+#define BODY_CHUNKED 2048
 #define BODY_CHUNK_BYTES 1024
 
 /* What body_compress reuses from one body to the next. Initialize with BODY_CHUNKS_INIT; free

@@ -176,6 +176,7 @@ struct atlas_engine {
 	int nsections;
 	match_record rec;       /* atlas_rank's matches of the current query */
 	struct postings_query *postings; /* searches over the held full-text index, or NULL (postings.h) */
+	const struct plan *held_plan; /* the plan whose phrases postings holds, or NULL (retrieve.c) */
 	struct blockmax *blockmax; /* the postings table read (atlas_engine_read_postings_table), or NULL */
 	/* the postings table read for a search kept to a filter's pages (retrieve.c: type_allowed,
 	 * topic_allowed), made at the first such search; the pages of each type as bitsets (bit

@@ -545,3 +545,50 @@ int postings_run(postings_query *q, match_record *rec, bool all_groups, long cap
 	}
 	return rows;
 }
+
+/* The first of the n keys at k not below key (n when none is). */
+static size_t lower_bound(const uint64_t *k, size_t n, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int postings_record(postings_query *q, match_record *rec, int doc)
+{
+	if (q->failed || !rec->sizes || rec->nrows < q->p->ndocs || doc < 1 || doc > q->p->ndocs)
+		return -1;
+	uint64_t lo = KEY(doc, 0, 0), hi = KEY(doc + 1, 0, 0);
+	size_t from[FTS_MAX_PHRASES];
+	for (int i = 0; i < q->nphrases; i++) {
+		const phrase *ph = &q->ph[i];
+		const uint64_t *k = keyset_at(q, ph->matches);
+		from[i] = lower_bound(k, ph->matches.n, lo);
+		if (!ph->negated)
+			continue;
+		for (size_t j = from[i]; j < ph->matches.n && k[j] < hi; j++)
+			if (ph->colmask >> KEY_COL(k[j]) & 1) {
+				rec->row_n = -1;
+				return 0;
+			}
+	}
+	rank_row r;
+	rank_row_begin(&r, rec, rec->sizes + (size_t)(doc - 1) * FTS_NCOLS, rec->avg);
+	for (int i = 0; i < q->nphrases; i++) {
+		const phrase *ph = &q->ph[i];
+		const uint64_t *k = keyset_at(q, ph->matches);
+		rec->phrase_size[i] = ph->size;
+		for (size_t j = from[i]; j < ph->matches.n && k[j] < hi; j++)
+			if (ph->colmask >> KEY_COL(k[j]) & 1)
+				rank_row_inst(&r, i, KEY_COL(k[j]), KEY_OFF(k[j]));
+		rank_row_phrase_end(&r, i);
+	}
+	rank_row_end(&r);
+	return 0;
+}

@@ -72,4 +72,10 @@ typedef void (*postings_row_fn)(void *ctx, sqlite3_int64 rowid, double score);
 int postings_run(postings_query *q, match_record *rec, bool all_groups, long cap, postings_row_fn fn,
 		 void *ctx);
 
+/* Records in rec the matches of row doc (1..ndocs) as postings_run records a row the expression
+ * (any group) gives, rec's row_* set: row_n -1 when the row holds a negated phrase (FTS5 gives no
+ * such row), its instances otherwise (none when it holds no phrase). Returns 0, or -1 as
+ * postings_run does (the caller then asks FTS5). */
+int postings_record(postings_query *q, match_record *rec, int doc);
+
 #endif

@@ -56,10 +56,12 @@ static void take_row(void *ctx, sqlite3_int64 rowid, double b)
 
 /* Whether the plan's expressions are evaluated over the postings the engine holds: its phrases
  * added to them in the order build_expressions writes them (the positive terms' alternatives, then
- * the negated terms'), one group per term. False when the engine holds none or a phrase is not one
- * they evaluate as FTS5 would. */
+ * the negated terms'), one group per term, and e->held_plan pl (NULL on failure: ensure_recorded
+ * then asks FTS5). False when the engine holds none or a phrase is not one they evaluate as FTS5
+ * would. */
 static bool held_expression(atlas_engine *e, const plan *pl)
 {
+	e->held_plan = NULL;
 	if (!e->postings)
 		return false;
 	postings_reset(e->postings);
@@ -75,6 +77,7 @@ static bool held_expression(atlas_engine *e, const plan *pl)
 					return false;
 			}
 		}
+	e->held_plan = pl;
 	return true;
 }
 
@@ -485,8 +488,9 @@ static bool type_sets(atlas_engine *e)
 /* The pages of a search kept to a few types, when retrieval is better kept to them: the words are
  * so common that the search would otherwise stop at the titles and fields (RANK_BROAD_DF), it
  * filters by type alone (no topic, no filter of the caller's), every type named is one
- * the engine knows, the engine walks neither held postings nor the table for every search, and the
- * pages of those types are at most a quarter of the rows the words would give. Returns the bitset
+ * the engine knows, and the pages of those types are at most a quarter of the rows the words would
+ * give. Engines holding the postings or reading the table for every search do this too: their
+ * answers are those of an engine reading FTS5. Returns the bitset
  * (e->allowed, valid until the next search) with *n its pages, or NULL. */
 static const uint64_t *type_allowed(atlas_engine *e, const plan *pl, const atlas_search_params *p,
 				    const atlas_search_more *m, int *n)
@@ -494,7 +498,7 @@ static const uint64_t *type_allowed(atlas_engine *e, const plan *pl, const atlas
 	*n = 0;
 	/* only where the search would not walk every page the words give (whatever the budget: a
 	 * search it does not stop is the one without a budget) */
-	if (pl->est_df <= RANK_BROAD_DF || !type_filtered(p, m) || topic_filtered(p, m) || e->postings || e->blockmax)
+	if (pl->est_df <= RANK_BROAD_DF || !type_filtered(p, m) || topic_filtered(p, m))
 		return NULL;
 	if (p->type && atlas_page_type_of(p->type) == ATLAS_TYPE_OTHER)
 		return NULL;
@@ -571,7 +575,7 @@ static const uint64_t *topic_allowed(atlas_engine *e, const plan *pl, const atla
 	*topic = -1;
 	const char *t = p->topic ? p->topic : m->ntopics == 1 ? m->topics[0] : NULL;
 	if (pl->est_df <= RANK_BROAD_DF || !t || (p->topic && m->ntopics) || type_filtered(p, m) || m->accept ||
-	    e->postings || e->blockmax || !t[0] || strchr(t, '/') || strlen(t) > 200)
+	    !t[0] || strchr(t, '/') || strlen(t) > 200)
 		return NULL;
 	char path[256];
 	snprintf(path, sizeof(path), "/t/%s", t);
@@ -629,10 +633,10 @@ static int retrieve_steps(atlas_engine *e, plan *pl, const atlas_search_params *
 	/* a search kept to types of few pages walks the postings table through those pages alone,
 	 * every one of them, instead of the titles and fields of every page */
 	int nallowed = 0;
-	const uint64_t *allowed = source == SOURCE_FTS5 ? type_allowed(e, pl, p, m, &nallowed) : NULL;
+	const uint64_t *allowed = type_allowed(e, pl, p, m, &nallowed);
 	pl->kept_to_types = allowed != NULL;
 	pl->kept_to_topic = -1;
-	if (!allowed && source == SOURCE_FTS5)
+	if (!allowed)
 		allowed = topic_allowed(e, pl, p, m, &nallowed, &pl->kept_to_topic);
 	if (allowed) {
 		source = SOURCE_BLOCKS;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "postings.h"
 #include "rank.h"
 #include "error.h"
 #include "grow.h"
@@ -147,6 +148,15 @@ void ensure_recorded(atlas_engine *e, int d, const plan *pl)
 	c->inst_n = 0;
 	int limit = e->rec.limit;
 	e->rec.limit = e->rec.ninst + RANK_RECORD_MAX; /* one page always fits */
+	/* the held postings give the same record as FTS5, without a search of the index */
+	if (e->postings && e->held_plan == pl && postings_record(e->postings, &e->rec, e->docs[d].id) == 0) {
+		if (e->rec.row_n >= 0) {
+			c->inst_start = e->rec.row_start;
+			c->inst_n = e->rec.row_n;
+		}
+		e->rec.limit = limit;
+		return;
+	}
 	sqlite3_stmt *st = e->st_record;
 	sqlite3_bind_text(st, 1, strbuf_str(&pl->relaxed), -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, e->docs[d].id);

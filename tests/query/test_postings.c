@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	CHECK(held->postings && !fts->postings && !own->postings && own->blockmax && !fts->blockmax,
-	      "the first engine holds the real corpus's postings, the others not; the third reads the "
+	      "the first engine holds the index's postings, the others not; the third reads the "
 	      "postings table");
 	static const char *const written[] = {
 	    "\"consistent hashing\"",

@@ -54,6 +54,27 @@ static void take_row(void *ctx, sqlite3_int64 rowid, double b)
 		c->bm25 = b;
 }
 
+/* Takes one row of typeahead's count (count_only, the all-words pass): the page becomes a candidate
+ * holding every word, without the scores and matches no count reads. */
+static void take_counted(row_sink *s, sqlite3_int64 rowid)
+{
+	atlas_engine *e = s->e;
+	s->rows++;
+	int d = (int)rowid - 1;
+	if (d < 0 || d >= e->ndocs || e->excluded[d] == e->generation)
+		return;
+	candidate *c = &e->cand[d];
+	if (e->mark[d] != e->generation) {
+		e->mark[d] = e->generation;
+		e->touched[e->ntouched++] = d;
+		memset(c, 0, sizeof(*c));
+		c->inst_n = -1;
+	}
+	c->strict = true;
+	c->keywords_known = true;
+	c->page_row = true;
+}
+
 /* Whether the plan's expressions are evaluated over the postings the engine holds: its phrases
  * added to them in the order build_expressions writes them (the positive terms' alternatives, then
  * the negated terms'), one group per term, and e->held_plan pl (NULL on failure: ensure_recorded
@@ -109,14 +130,20 @@ static int run_match(atlas_engine *e, const char *expr, bool strict, match_tier 
 		*rows += sink.rows;
 		return rc;
 	}
+	/* typeahead's count of the pages holding every word needs the rows alone: none is scored */
+	bool counted = e->count_only && strict && tier == TIER_PAGES;
 	sqlite3_stmt *st = tier == TIER_TITLES ? e->st_match_titles
 			   : tier == TIER_FIELDS ? e->st_match_fields
+			   : counted		 ? e->st_match_rows
 						 : e->st_match;
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
 	int rc = SQLITE_DONE;
 	/* at most cap rows: the candidates budget (a step stopped there keeps what it found) */
 	while (sink.rows < cap && (rc = sqlite3_step(st)) == SQLITE_ROW)
-		take_row(&sink, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1));
+		if (counted)
+			take_counted(&sink, sqlite3_column_int64(st, 0));
+		else
+			take_row(&sink, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1));
 	if (rc == SQLITE_ROW)
 		rc = SQLITE_DONE;
 	sqlite3_reset(st);

@@ -492,11 +492,10 @@ fail:
 ** Rows.
 */
 
-int postings_run(postings_query *q, match_record *rec, bool all_groups, long cap, postings_row_fn fn,
-		 void *ctx)
+/* Marks in q->docmask the groups each row holds a phrase of (in the phrase's columns) and in
+ * q->docneg the rows holding a negated one, for the rows of this generation (q->docgen). */
+static void mark_rows(postings_query *q)
 {
-	if (q->failed || !rec->sizes || rec->nrows < q->p->ndocs)
-		return -1;
 	if (++q->gen == 0) {
 		memset(q->docgen, 0, ((size_t)q->p->ndocs + 1) * sizeof(*q->docgen));
 		q->gen = 1;
@@ -521,10 +520,25 @@ int postings_run(postings_query *q, match_record *rec, bool all_groups, long cap
 		}
 		ph->cursor = 0;
 	}
+}
+
+/* Whether row d, marked by mark_rows, holds a phrase of every positive group (all_groups) or of
+ * any, and of no negated group. */
+static bool row_wanted(const postings_query *q, int d, bool all_groups)
+{
+	return q->docgen[d] == q->gen && !q->docneg[d] && q->docmask[d] &&
+	       (!all_groups || q->docmask[d] == q->positive);
+}
+
+int postings_run(postings_query *q, match_record *rec, bool all_groups, long cap, postings_row_fn fn,
+		 void *ctx)
+{
+	if (q->failed || !rec->sizes || rec->nrows < q->p->ndocs)
+		return -1;
+	mark_rows(q);
 	int rows = 0;
 	for (int d = 1; d <= q->p->ndocs && rows < cap; d++) {
-		if (q->docgen[d] != q->gen || q->docneg[d] || !q->docmask[d] ||
-		    (all_groups && q->docmask[d] != q->positive))
+		if (!row_wanted(q, d, all_groups))
 			continue;
 		rank_row r;
 		rank_row_begin(&r, rec, rec->sizes + (size_t)(d - 1) * FTS_NCOLS, rec->avg);
@@ -541,6 +555,21 @@ int postings_run(postings_query *q, match_record *rec, bool all_groups, long cap
 			rank_row_phrase_end(&r, i);
 		}
 		fn(ctx, d, rank_row_end(&r));
+		rows++;
+	}
+	return rows;
+}
+
+int postings_count(postings_query *q, bool all_groups, long cap, postings_doc_fn fn, void *ctx)
+{
+	if (q->failed)
+		return -1;
+	mark_rows(q);
+	int rows = 0;
+	for (int d = 1; d <= q->p->ndocs && rows < cap; d++) {
+		if (!row_wanted(q, d, all_groups))
+			continue;
+		fn(ctx, d);
 		rows++;
 	}
 	return rows;

@@ -72,6 +72,13 @@ typedef void (*postings_row_fn)(void *ctx, sqlite3_int64 rowid, double score);
 int postings_run(postings_query *q, match_record *rec, bool all_groups, long cap, postings_row_fn fn,
 		 void *ctx);
 
+/* Called for each row postings_count finds, in rowid order. */
+typedef void (*postings_doc_fn)(void *ctx, sqlite3_int64 rowid);
+
+/* The rows postings_run would give, neither scored nor recorded: fn called for each of the first
+ * cap. Returns their number, or -1 when the expression is one the held form does not evaluate. */
+int postings_count(postings_query *q, bool all_groups, long cap, postings_doc_fn fn, void *ctx);
+
 /* Records in rec the matches of row doc (1..ndocs) as postings_run records a row the expression
  * (any group) gives, rec's row_* set: row_n -1 when the row holds a negated phrase (FTS5 gives no
  * such row), its instances otherwise (none when it holds no phrase). Returns 0, or -1 as

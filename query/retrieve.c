@@ -56,8 +56,9 @@ static void take_row(void *ctx, sqlite3_int64 rowid, double b)
 
 /* Takes one row of typeahead's count (count_only, the all-words pass): the page becomes a candidate
  * holding every word, without the scores and matches no count reads. */
-static void take_counted(row_sink *s, sqlite3_int64 rowid)
+static void take_counted(void *ctx, sqlite3_int64 rowid)
 {
+	row_sink *s = ctx;
 	atlas_engine *e = s->e;
 	s->rows++;
 	int d = (int)rowid - 1;
@@ -119,8 +120,11 @@ static int run_match(atlas_engine *e, const char *expr, bool strict, match_tier 
 		     const uint64_t *allowed, long cap, int *rows, atlas_error *err)
 {
 	row_sink sink = { e, strict, tier, 0 };
+	/* typeahead's count of the pages holding every word needs the rows alone: none is scored */
+	bool counted = e->count_only && strict && tier == TIER_PAGES;
 	if (source == SOURCE_HELD && tier == TIER_PAGES &&
-	    postings_run(e->postings, &e->rec, strict, cap, take_row, &sink) >= 0) {
+	    (counted ? postings_count(e->postings, strict, cap, take_counted, &sink)
+		     : postings_run(e->postings, &e->rec, strict, cap, take_row, &sink)) >= 0) {
 		*rows += sink.rows;
 		return 0;
 	}
@@ -130,8 +134,6 @@ static int run_match(atlas_engine *e, const char *expr, bool strict, match_tier 
 		*rows += sink.rows;
 		return rc;
 	}
-	/* typeahead's count of the pages holding every word needs the rows alone: none is scored */
-	bool counted = e->count_only && strict && tier == TIER_PAGES;
 	sqlite3_stmt *st = tier == TIER_TITLES ? e->st_match_titles
 			   : tier == TIER_FIELDS ? e->st_match_fields
 			   : counted		 ? e->st_match_rows

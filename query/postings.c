@@ -522,12 +522,36 @@ static void mark_rows(postings_query *q)
 	}
 }
 
-/* Whether row d, marked by mark_rows, holds a phrase of every positive group (all_groups) or of
- * any, and of no negated group. */
-static bool row_wanted(const postings_query *q, int d, bool all_groups)
+/* The first row after d that mark_rows found holding a phrase of every positive group (all_groups)
+ * or of any, and of no negated group; 0 when none is. */
+static int next_row(const postings_query *q, int d, bool all_groups)
 {
-	return q->docgen[d] == q->gen && !q->docneg[d] && q->docmask[d] &&
-	       (!all_groups || q->docmask[d] == q->positive);
+	while (++d <= q->p->ndocs)
+		if (q->docgen[d] == q->gen && !q->docneg[d] && q->docmask[d] &&
+		    (!all_groups || q->docmask[d] == q->positive))
+			return d;
+	return 0;
+}
+
+/* Scores and records row d in rec, each phrase's matches read from its cursor on (moved to the
+ * row's first): the cursors must not be past the row. Returns the row's score. */
+static double record_row(postings_query *q, match_record *rec, int d)
+{
+	rank_row r;
+	rank_row_begin(&r, rec, rec->sizes + (size_t)(d - 1) * FTS_NCOLS, rec->avg);
+	uint64_t lo = KEY(d, 0, 0), hi = KEY(d + 1, 0, 0);
+	for (int i = 0; i < q->nphrases; i++) {
+		phrase *ph = &q->ph[i];
+		const uint64_t *k = keyset_at(q, ph->matches);
+		rec->phrase_size[i] = ph->size;
+		while (ph->cursor < ph->matches.n && k[ph->cursor] < lo)
+			ph->cursor++;
+		for (size_t j = ph->cursor; j < ph->matches.n && k[j] < hi; j++)
+			if (ph->colmask >> KEY_COL(k[j]) & 1)
+				rank_row_inst(&r, i, KEY_COL(k[j]), KEY_OFF(k[j]));
+		rank_row_phrase_end(&r, i);
+	}
+	return rank_row_end(&r);
 }
 
 int postings_run(postings_query *q, match_record *rec, bool all_groups, long cap, postings_row_fn fn,
@@ -537,26 +561,8 @@ int postings_run(postings_query *q, match_record *rec, bool all_groups, long cap
 		return -1;
 	mark_rows(q);
 	int rows = 0;
-	for (int d = 1; d <= q->p->ndocs && rows < cap; d++) {
-		if (!row_wanted(q, d, all_groups))
-			continue;
-		rank_row r;
-		rank_row_begin(&r, rec, rec->sizes + (size_t)(d - 1) * FTS_NCOLS, rec->avg);
-		uint64_t lo = KEY(d, 0, 0), hi = KEY(d + 1, 0, 0);
-		for (int i = 0; i < q->nphrases; i++) {
-			phrase *ph = &q->ph[i];
-			const uint64_t *k = keyset_at(q, ph->matches);
-			rec->phrase_size[i] = ph->size;
-			while (ph->cursor < ph->matches.n && k[ph->cursor] < lo)
-				ph->cursor++;
-			for (size_t j = ph->cursor; j < ph->matches.n && k[j] < hi; j++)
-				if (ph->colmask >> KEY_COL(k[j]) & 1)
-					rank_row_inst(&r, i, KEY_COL(k[j]), KEY_OFF(k[j]));
-			rank_row_phrase_end(&r, i);
-		}
-		fn(ctx, d, rank_row_end(&r));
-		rows++;
-	}
+	for (int d = next_row(q, 0, all_groups); d && rows < cap; d = next_row(q, d, all_groups), rows++)
+		fn(ctx, d, record_row(q, rec, d));
 	return rows;
 }
 
@@ -566,12 +572,8 @@ int postings_count(postings_query *q, bool all_groups, long cap, postings_doc_fn
 		return -1;
 	mark_rows(q);
 	int rows = 0;
-	for (int d = 1; d <= q->p->ndocs && rows < cap; d++) {
-		if (!row_wanted(q, d, all_groups))
-			continue;
+	for (int d = next_row(q, 0, all_groups); d && rows < cap; d = next_row(q, d, all_groups), rows++)
 		fn(ctx, d);
-		rows++;
-	}
 	return rows;
 }
 
@@ -594,30 +596,18 @@ int postings_record(postings_query *q, match_record *rec, int doc)
 	if (q->failed || !rec->sizes || rec->nrows < q->p->ndocs || doc < 1 || doc > q->p->ndocs)
 		return -1;
 	uint64_t lo = KEY(doc, 0, 0), hi = KEY(doc + 1, 0, 0);
-	size_t from[FTS_MAX_PHRASES];
 	for (int i = 0; i < q->nphrases; i++) {
-		const phrase *ph = &q->ph[i];
+		phrase *ph = &q->ph[i];
 		const uint64_t *k = keyset_at(q, ph->matches);
-		from[i] = lower_bound(k, ph->matches.n, lo);
+		ph->cursor = lower_bound(k, ph->matches.n, lo);
 		if (!ph->negated)
 			continue;
-		for (size_t j = from[i]; j < ph->matches.n && k[j] < hi; j++)
+		for (size_t j = ph->cursor; j < ph->matches.n && k[j] < hi; j++)
 			if (ph->colmask >> KEY_COL(k[j]) & 1) {
 				rec->row_n = -1;
 				return 0;
 			}
 	}
-	rank_row r;
-	rank_row_begin(&r, rec, rec->sizes + (size_t)(doc - 1) * FTS_NCOLS, rec->avg);
-	for (int i = 0; i < q->nphrases; i++) {
-		const phrase *ph = &q->ph[i];
-		const uint64_t *k = keyset_at(q, ph->matches);
-		rec->phrase_size[i] = ph->size;
-		for (size_t j = from[i]; j < ph->matches.n && k[j] < hi; j++)
-			if (ph->colmask >> KEY_COL(k[j]) & 1)
-				rank_row_inst(&r, i, KEY_COL(k[j]), KEY_OFF(k[j]));
-		rank_row_phrase_end(&r, i);
-	}
-	rank_row_end(&r);
+	record_row(q, rec, doc);
 	return 0;
 }

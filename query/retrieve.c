@@ -23,14 +23,13 @@ typedef struct row_sink {
 	int rows;
 } row_sink;
 
-static void take_row(void *ctx, sqlite3_int64 rowid, double b)
+/* The candidate of row rowid, made (emptied, marked, touched) when first met this generation;
+ * NULL for a row that is no page or one left out. */
+static candidate *candidate_of(atlas_engine *e, sqlite3_int64 rowid)
 {
-	row_sink *s = ctx;
-	atlas_engine *e = s->e;
-	s->rows++;
 	int d = (int)rowid - 1; /* doc ids are 1..ndocs in order */
 	if (d < 0 || d >= e->ndocs || e->excluded[d] == e->generation)
-		return;
+		return NULL;
 	candidate *c = &e->cand[d];
 	if (e->mark[d] != e->generation) {
 		e->mark[d] = e->generation;
@@ -38,6 +37,17 @@ static void take_row(void *ctx, sqlite3_int64 rowid, double b)
 		memset(c, 0, sizeof(*c));
 		c->inst_n = -1;
 	}
+	return c;
+}
+
+static void take_row(void *ctx, sqlite3_int64 rowid, double b)
+{
+	row_sink *s = ctx;
+	atlas_engine *e = s->e;
+	s->rows++;
+	candidate *c = candidate_of(e, rowid);
+	if (!c)
+		return;
 	/* the all-words and any-word expressions number their phrases alike */
 	c->strict |= s->strict;
 	c->phrases |= e->rec.row_phrases;
@@ -59,18 +69,10 @@ static void take_row(void *ctx, sqlite3_int64 rowid, double b)
 static void take_counted(void *ctx, sqlite3_int64 rowid)
 {
 	row_sink *s = ctx;
-	atlas_engine *e = s->e;
 	s->rows++;
-	int d = (int)rowid - 1;
-	if (d < 0 || d >= e->ndocs || e->excluded[d] == e->generation)
+	candidate *c = candidate_of(s->e, rowid);
+	if (!c)
 		return;
-	candidate *c = &e->cand[d];
-	if (e->mark[d] != e->generation) {
-		e->mark[d] = e->generation;
-		e->touched[e->ntouched++] = d;
-		memset(c, 0, sizeof(*c));
-		c->inst_n = -1;
-	}
 	c->strict = true;
 	c->keywords_known = true;
 	c->page_row = true;

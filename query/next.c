@@ -539,14 +539,16 @@ static int route_steps(const next_state *ns, int guide, int src, int *steps, int
 }
 
 /* How many of guide's steps just before page src are the pages read last (seen[1..nseen), the
- * last read last), in order: 0 when the step before src is not the page read last. */
-static int route_agrees(const next_state *ns, int guide, int src, const int *seen, int nseen)
+ * last read last), in order: 0 when the step before src is not the page read last. *before is
+ * set to how many steps the guide has before src (-1 when src is not a step). */
+static int route_agrees(const next_state *ns, int guide, int src, const int *seen, int nseen, int *before)
 {
 	int steps[ROUTE_STEPS_MAX], here;
 	route_steps(ns, guide, src, steps, &here);
 	int k = 0;
 	while (here - k - 1 >= 0 && nseen - k - 1 >= 1 && steps[here - k - 1] == seen[nseen - k - 1])
 		k++;
+	*before = here;
 	return k;
 }
 
@@ -580,7 +582,8 @@ static void follow_guide(const next_state *ns, int guide, int src, const int *se
 /* No guide named: the route the reader is on, found from what was read (seen[0..nseen), seen[0]
  * being src), is followed as follow_guide does. With nothing read, the one guide page src alone is
  * a step of (NEXT_W_GUIDE_ALONE); else the guides whose step before src is the page read last, of
- * several those whose steps agree longest with what was read (NEXT_W_GUIDE_FOLLOWED, shared). */
+ * several those whose steps agree longest with what was read (NEXT_W_GUIDE_FOLLOWED, shared,
+ * times the share of the pages read, or of the guide's steps before src when fewer, that agree). */
 static void follow_read_route(const next_state *ns, int src, const int *seen, int nseen, nx **all, int *n, int *cap)
 {
 	if (nseen == 1) {
@@ -598,7 +601,7 @@ static void follow_read_route(const next_state *ns, int src, const int *seen, in
 	sqlite3_stmt *rt = ns->st_routes_through;
 	sqlite3_bind_int(rt, 1, ns->docs[src].id);
 	sqlite3_bind_int(rt, 2, ns->docs[seen[nseen - 1]].id);
-	int routes[8], agree[8], nroutes = 0, most = 0, best = 0;
+	int routes[8], agree[8], before[8], nroutes = 0, most = 0, best = 0;
 	while (sqlite3_step(rt) == SQLITE_ROW && nroutes < 8) {
 		int g = doc_of_id(ns, sqlite3_column_int(rt, 0));
 		if (g >= 0)
@@ -606,7 +609,7 @@ static void follow_read_route(const next_state *ns, int src, const int *seen, in
 	}
 	sqlite3_reset(rt);
 	for (int i = 0; i < nroutes; i++) {
-		agree[i] = nroutes == 1 ? 1 : route_agrees(ns, routes[i], src, seen, nseen);
+		agree[i] = route_agrees(ns, routes[i], src, seen, nseen, &before[i]);
 		if (agree[i] > most) {
 			most = agree[i];
 			best = 0;
@@ -614,8 +617,11 @@ static void follow_read_route(const next_state *ns, int src, const int *seen, in
 		best += agree[i] == most;
 	}
 	for (int i = 0; i < nroutes && most > 0; i++)
-		if (agree[i] == most)
-			follow_guide(ns, routes[i], src, seen, nseen, NEXT_W_GUIDE_FOLLOWED / best, all, n, cap);
+		if (agree[i] == most) {
+			int could = before[i] < nseen - 1 ? before[i] : nseen - 1;
+			double share = could > 0 ? (double)agree[i] / could : 1.0;
+			follow_guide(ns, routes[i], src, seen, nseen, NEXT_W_GUIDE_FOLLOWED * share / best, all, n, cap);
+		}
 }
 
 int atlas_next_seen_split(const char **out, char *text)

@@ -143,7 +143,8 @@
  * engine uses instead. */
 #define NEXT_W_GUIDE_CHOSEN 100.0 /* the next unread step of the guide the reader follows */
 #define NEXT_W_GUIDE_FOLLOWED 20.0 /* with no guide named, the same of each guide whose step before
-				    * the page is the page read last, shared among them */
+				    * the page is the page read last, shared among them, times the
+				    * share of the pages read that its steps before the page agree with */
 #define NEXT_W_GUIDE_ALONE 10.0   /* with none named and nothing read, the same of the one guide the
 				    * page is a step of */
 #define NEXT_W_GUIDE_NEXT 3.0     /* fitted: the next step in another guide */

@@ -188,6 +188,7 @@ void corpus_free(corpus *c)
 	free(c->syn_groups);
 	corpus_free_sitemap(c);
 	free(c->site_url);
+	free(c->compilation_example);
 	free(c->dir);
 	memset(c, 0, sizeof(*c));
 }

@@ -35,6 +35,7 @@ typedef struct body_state {
 	wrapper *wrappers;
 	int nwrappers, capwrappers;
 	int title_level;    /* level of the page's title heading while no text has followed it, or 0 */
+	bool guess_nav;     /* the root is the whole body, and it holds a heading: see nav_block */
 	bool oom;
 } body_state;
 
@@ -356,6 +357,58 @@ static void keep_name(char *def)
 		*end = '\0';
 }
 
+/* A block of links before the page's first heading, in a page with no content root marked (no
+ * main, article, role=main, data-atlas-body or configured selector), is the site's navigation, as
+ * a nav element is: a sidebar listing every page (Node.js's API pages). It holds at least
+ * NAV_MIN_LINKS links, no heading, and links hold NAV_LINK_SHARE of its text. */
+#define NAV_MIN_LINKS 8
+#define NAV_LINK_SHARE 0.9
+
+typedef struct link_count {
+	int links;
+	size_t link_chars, chars;
+	bool heading;
+} link_count;
+
+/* Adds to *lc the links, the letters in and out of links, and whether a heading is under node,
+ * leaving out what body_node leaves out; stops at the first heading. */
+static void count_links(const body_state *st, const GumboNode *node, bool in_link, link_count *lc)
+{
+	if (node->type == GUMBO_NODE_TEXT || node->type == GUMBO_NODE_CDATA) {
+		size_t n = 0;
+		for (const char *c = node->v.text.text; *c; c++)
+			n += !isspace((unsigned char)*c);
+		lc->chars += n;
+		if (in_link)
+			lc->link_chars += n;
+		return;
+	}
+	if (node->type != GUMBO_NODE_ELEMENT && node->type != GUMBO_NODE_TEMPLATE)
+		return;
+	const GumboElement *el = &node->v.element;
+	if (removed(st, el) || is_permalink(el))
+		return;
+	if (heading_level(el->tag))
+		lc->heading = true;
+	if (el->tag == GUMBO_TAG_A && attr(el, "href")) {
+		lc->links++;
+		in_link = true;
+	}
+	for (unsigned i = 0; i < el->children.length && !lc->heading; i++)
+		count_links(st, el->children.data[i], in_link, lc);
+}
+
+/* Whether node, a block met before the first heading, is the site's navigation (see
+ * NAV_MIN_LINKS). */
+static bool nav_block(const body_state *st, const GumboNode *node)
+{
+	if (!st->guess_nav || st->seen_heading || !is_block(node->v.element.tag))
+		return false;
+	link_count lc = { 0, 0, 0, false };
+	count_links(st, node, false, &lc);
+	return !lc.heading && lc.links >= NAV_MIN_LINKS && lc.link_chars >= NAV_LINK_SHARE * (double)lc.chars;
+}
+
 static void body_node(body_state *st, const GumboNode *node)
 {
 	if (node->type == GUMBO_NODE_TEXT || node->type == GUMBO_NODE_WHITESPACE ||
@@ -366,7 +419,7 @@ static void body_node(body_state *st, const GumboNode *node)
 	if (node->type != GUMBO_NODE_ELEMENT && node->type != GUMBO_NODE_TEMPLATE)
 		return;
 	const GumboElement *el = &node->v.element;
-	if (removed(st, el) || is_permalink(el))
+	if (removed(st, el) || is_permalink(el) || nav_block(st, node))
 		return;
 	int level = heading_level(el->tag);
 	if (level) {
@@ -546,6 +599,11 @@ int html_read(html_page *p, const char *data, size_t n, const html_opts *o)
 	bs.o = o;
 	bs.frag_refs = &hs.frag_refs;
 	p->body_line = (int)root->v.element.start_pos.line;
+	if (root == hs.body || root == out->root) {
+		link_count lc = { 0, 0, 0, false };
+		count_links(&bs, root, false, &lc);
+		bs.guess_nav = lc.heading;
+	}
 	open_section(&bs, 0, NULL, NULL, p->body_line);
 	if (!p->skip)
 		body_children(&bs, &root->v.element);

@@ -150,6 +150,9 @@ static void print_stats(const build_stats *st, const corpus *c, const diag_list 
 	printf("  read next   %d candidates\n", st->candidates);
 	if (c->redirects)
 		printf("  redirects   %d  (left out; links to them lead to their targets)\n", c->redirects);
+	if (c->compilations)
+		printf("  repeats     %d  (pages made of other pages whole, left out as noindex pages are: %s)\n",
+		       c->compilations, c->compilation_example ? c->compilation_example : "");
 	printf("  warnings    %d\n", d->warnings);
 	printf("  %-11s %.1f KiB, index %.1f KiB\n", what, c->bytes / 1024.0, st->index_bytes / 1024.0);
 	printf("  time        %.0f ms (reading %.0f ms", total_ms, t_read);

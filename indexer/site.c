@@ -608,6 +608,187 @@ static void find_redirects(site *s)
 	}
 }
 
+/* A page made of other pages: the sections (body of at least COMPILATION_MIN_BYTES) that at
+ * least COMPILATION_MIN_PARTS smaller pages (at most half its text) each hold nearly whole
+ * (COMPILATION_PART_SHARE of their text) make up COMPILATION_SHARE of its text, as Node's
+ * "all.html" or a single-page build beside the pages is. A section found on more than
+ * COMPILATION_MAX_COPIES pages is boilerplate and counts for none. */
+#define COMPILATION_MIN_BYTES 64
+#define COMPILATION_MIN_PARTS 3
+#define COMPILATION_PART_SHARE 0.8
+#define COMPILATION_SHARE 0.8
+#define COMPILATION_MAX_COPIES 32
+
+typedef struct sec_key {
+	unsigned long long hash;
+	int file;
+	size_t len;
+} sec_key;
+
+static int cmp_sec_key(const void *a, const void *b)
+{
+	const sec_key *x = a, *y = b;
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	return (x->file > y->file) - (x->file < y->file);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* Sets [*lo, *hi) to the run of sorted keys sharing keys[k]'s hash. */
+static void hash_run(const sec_key *keys, size_t nkeys, size_t k, size_t *lo, size_t *hi)
+{
+	*lo = k;
+	*hi = k + 1;
+	while (*lo > 0 && keys[*lo - 1].hash == keys[k].hash)
+		(*lo)--;
+	while (*hi < nkeys && keys[*hi].hash == keys[k].hash)
+		(*hi)++;
+}
+
+/* Whether file f is a page the indexer makes (read, not noindex, not a redirect). */
+static bool is_page_file(const site_file *f)
+{
+	return f->ok && !f->hp.skip && f->redirect_to == -2;
+}
+
+/* Leaves out the pages that repeat other pages whole (see COMPILATION_SHARE): each is marked
+ * skip, as a page marked noindex is, and counted in c->compilations, the first described in
+ * c->compilation_example (owned by the corpus), so that a search finds each text once, on its
+ * own page. Not a warning: such a page is how the site is built, not a fault in it. Out of
+ * memory leaves every page in. Never fails. */
+static void find_compilations(site *s)
+{
+	size_t nkeys = 0, cap = 0;
+	sec_key *keys = NULL;
+	size_t *total = calloc((size_t)s->nfiles + 1, sizeof(size_t)); /* hashed bytes per file */
+	if (!total)
+		return;
+	for (int i = 0; i < s->nfiles; i++) {
+		const site_file *f = &s->files[i];
+		if (!is_page_file(f) || !f->hp.text)
+			continue;
+		for (int k = 0; k < f->hp.nsecs; k++) {
+			const char *body = f->hp.text + f->hp.secs[k].body_off;
+			size_t len = strlen(body);
+			if (len < COMPILATION_MIN_BYTES)
+				continue;
+			if (nkeys == cap) {
+				size_t nc = cap ? cap * 2 : 1024;
+				sec_key *nk = realloc(keys, nc * sizeof(*nk));
+				if (!nk)
+					goto out;
+				keys = nk;
+				cap = nc;
+			}
+			keys[nkeys++] = (sec_key){ fnv1a(14695981039346656037ULL, body, len), i, len };
+			total[i] += len;
+		}
+	}
+	if (nkeys == 0)
+		goto out;
+	qsort(keys, nkeys, sizeof(*keys), cmp_sec_key);
+	/* the keys by file: for each file, its keys' positions in the sorted array */
+	size_t *start = calloc((size_t)s->nfiles + 1, sizeof(size_t)), *at = malloc(nkeys * sizeof(size_t));
+	size_t *fill = calloc((size_t)s->nfiles + 1, sizeof(size_t));
+	int *others = NULL;
+	size_t nothers = 0, capothers = 0;
+	if (!start || !at || !fill)
+		goto done;
+	for (size_t k = 0; k < nkeys; k++)
+		start[keys[k].file + 1]++;
+	for (int i = 0; i < s->nfiles; i++)
+		start[i + 1] += start[i];
+	for (size_t k = 0; k < nkeys; k++)
+		at[start[keys[k].file] + fill[keys[k].file]++] = k;
+	for (int p = 0; p < s->nfiles; p++) {
+		if (start[p + 1] - start[p] < COMPILATION_MIN_PARTS)
+			continue;
+		/* the other pages holding each of p's sections, a page once per section */
+		nothers = 0;
+		for (size_t j = start[p]; j < start[p + 1]; j++) {
+			size_t k = at[j], lo, hi;
+			hash_run(keys, nkeys, k, &lo, &hi);
+			if (hi - lo > COMPILATION_MAX_COPIES)
+				continue;
+			for (size_t m = lo; m < hi; m++) {
+				if (keys[m].file == p || (m > lo && keys[m].file == keys[m - 1].file))
+					continue;
+				if (nothers == capothers) {
+					size_t nc = capothers ? capothers * 2 : 256;
+					int *no = realloc(others, nc * 2 * sizeof(int));
+					if (!no)
+						goto done;
+					others = no;
+					capothers = nc;
+				}
+				others[2 * nothers] = keys[m].file;
+				others[2 * nothers + 1] = (int)keys[k].len;
+				nothers++;
+			}
+		}
+		if (nothers == 0)
+			continue;
+		/* each other page's bytes found in p; the parts: smaller pages held nearly whole */
+		qsort(others, nothers, 2 * sizeof(int), cmp_int);
+		int nparts = 0, example = -1;
+		for (size_t j = 0; j < nothers;) {
+			int o = others[2 * j];
+			size_t held = 0, e = j;
+			for (; e < nothers && others[2 * e] == o; e++)
+				held += (size_t)others[2 * e + 1];
+			if (held >= COMPILATION_PART_SHARE * (double)total[o] && 2 * total[o] <= total[p]) {
+				nparts++;
+				if (example < 0)
+					example = o;
+				for (size_t q = j; q < e; q++)
+					others[2 * q + 1] = -1; /* mark: a part */
+			}
+			j = e;
+		}
+		if (nparts < COMPILATION_MIN_PARTS)
+			continue;
+		/* p's bytes in the sections that a part holds */
+		size_t covered = 0;
+		for (size_t j = start[p]; j < start[p + 1]; j++) {
+			size_t k = at[j], lo, hi;
+			hash_run(keys, nkeys, k, &lo, &hi);
+			bool in_part = false;
+			for (size_t m = lo; m < hi && !in_part && hi - lo <= COMPILATION_MAX_COPIES; m++)
+				if (keys[m].file != p) {
+					int *hit = bsearch(&keys[m].file, others, nothers, 2 * sizeof(int), cmp_int);
+					/* bsearch may land on any row of that page: all of its rows share the mark */
+					in_part = hit && hit[1] < 0;
+				}
+			if (in_part)
+				covered += keys[k].len;
+		}
+		if (covered < COMPILATION_SHARE * (double)total[p])
+			continue;
+		s->files[p].hp.skip = true;
+		s->c->compilations++;
+		if (!s->c->compilation_example) {
+			size_t n = strlen(s->files[p].rel) + strlen(s->files[example].rel) + 64;
+			s->c->compilation_example = malloc(n);
+			if (s->c->compilation_example)
+				snprintf(s->c->compilation_example, n, "%s repeats %d pages, %s among them",
+					 s->files[p].rel, nparts, s->files[example].rel);
+		}
+	}
+done:
+	free(start);
+	free(at);
+	free(fill);
+	free(others);
+out:
+	free(keys);
+	free(total);
+}
+
 /* Makes the corpus's pages from the read files, in file order, with each page's path taken
  * from the sitemap or its file; reports pages missing from the sitemap, duplicate paths and empty
  * pages. Out of memory for a page is reported and the page left out; when the page array cannot
@@ -705,6 +886,7 @@ int site_load(corpus *c, const char *dir, const char *config_path, bool strict, 
 	report_reads(&s);
 	find_site_address(&s);
 	find_redirects(&s);
+	find_compilations(&s);
 	find_title_affix(&s);
 	add_pages(&s);
 	/* the parsed pages' texts, freed page by page, lie between what is kept: given back */

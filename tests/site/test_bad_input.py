@@ -14,7 +14,9 @@ index untouched.
   file are errors;
 - a symbolic link out of the site is not followed (a warning), one inside is;
 - exclude globs (with **), type rules, data-atlas-guide lists, the configuration's errors;
-- redirect pages (meta refresh to another address) left out, links to them followed; a title's
+- redirect pages (meta refresh to another address) left out, links to them followed; a page made
+  of other pages whole left out; a block of links before the first heading of a page with no
+  content root marked left out as navigation; a title's
   repeated part in parentheses (Texinfo's) taken off.
 
 Usage: test_bad_input.py INDEXER QUERY WORK_DIR
@@ -238,6 +240,68 @@ def main():
     warns(indexer, root, work, 'redirect to a missing page',
           {**GOOD, 'gone.html': page('Gone', '<p>x</p>', '\n<meta http-equiv="refresh" content="0; url=nowhere.html">')},
           r'gone\.html:3: LEVEL: redirects to nowhere\.html, which is not in the site')
+    # a block of links before the first heading, in a page with no content root marked, is the
+    # site's navigation (a sidebar as a div): its words and links left out; a page that is only a
+    # list of links, or links amid prose before the heading, keeps them
+    side = ''.join(f'<li><a href="{t}.html">{t.title()} sidebarword</a></li>' for t in
+                   ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'])
+    bare = {f'{t}.html': '<!DOCTYPE html><html><head><title>{0} — Probe Site</title></head><body><div id="side">'
+            '<a href="index.html">Home</a><ul>{1}</ul></div><div id="text"><h1>{0}</h1><p>The {2} page tells of'
+            ' {2}words and what follows from them.</p></div></body></html>'.format(t.title(), side, t)
+            for t in ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta']}
+    bare['list.html'] = ('<!DOCTYPE html><html><head><title>List — Probe Site</title></head><body><ul>'
+                         + side.replace('sidebarword', 'listword') + '</ul></body></html>')
+    bare['prose.html'] = ('<!DOCTYPE html><html><head><title>Prose — Probe Site</title></head><body><div><p>'
+                          'A long opening paragraph about prosewords, lemurs and the islands they live on, which'
+                          ' names ' + ', '.join(f'<a href="{t}.html">{t}</a>' for t in ['alpha', 'beta', 'gamma',
+                          'delta', 'epsilon', 'zeta', 'eta', 'theta']) + ' as it goes, at some length.</p></div>'
+                          '<h1>Prose</h1><p>The rest of the page.</p></body></html>')
+    write(root, {**GOOD, **bare})
+    rc, out, err = build(indexer, root, db, '--strict')
+    check(rc == 0, f'pages with a sidebar and no content root build under --strict ({one(err)})')
+    ix = Index(db)
+    check(words(query_bin, db, 'sidebarword') == [] and words(query_bin, db, 'gammawords') == ['/gamma.html'],
+          f'the sidebar\'s words are not found, the page\'s are ({words(query_bin, db, "sidebarword")})')
+    check(ix.links('/gamma.html') == set(), f'nor are its links edges ({sorted(ix.links("/gamma.html"))})')
+    check(words(query_bin, db, 'listword') == ['/list.html'], 'a page that is a list of links and no heading keeps it')
+    check(words(query_bin, db, 'prosewords') == ['/prose.html'] and len(ix.links('/prose.html')) == 8,
+          f'links amid prose before the heading are kept, with their edges ({sorted(ix.links("/prose.html"))})')
+
+    # a page made of other pages whole (an all-in-one page beside the pages it joins): left out,
+    # counted, each text found once on its own page; two copies of one page are both kept, and
+    # a page that shares only part of its text with others is a page
+    animals = ['aardvark', 'bandicoot', 'capybara', 'dugong']
+    parts = {f'animals/{a}.html': page(f'{a.title()} — Probe Site',
+                                       f'<main><h1>{a.title()}</h1><p>The {a} ({a}word) is described here, its habitat first,'
+                                       f' then what the {a} eats and how long it lives.</p><h2>Habits</h2>'
+                                       f'<p>Habits of the {a}: when it sleeps, when it feeds, and how far it roams each night.</p></main>')
+             for a in animals}
+    joined = ''.join(f'<h1>{a.title()}</h1><p>The {a} ({a}word) is described here, its habitat first,'
+                     f' then what the {a} eats and how long it lives.</p><h2>Habits</h2>'
+                     f'<p>Habits of the {a}: when it sleeps, when it feeds, and how far it roams each night.</p>'
+                     for a in animals)
+    mixed = ''.join(f'<h1>{a.title()}</h1><p>The {a} ({a}word) is described here, its habitat first,'
+                    f' then what the {a} eats and how long it lives.</p>' for a in animals[:2])
+    mixed += ('<h2>Own</h2><p>' + 'This page says much of its own about mixedword and marsupials, at length. ' * 6 + '</p>')
+    write(root, {**GOOD, **parts, 'animals/all.html': page('All animals — Probe Site', f'<main>{joined}</main>'),
+                 'animals/copy.html': page('Aardvark again — Probe Site', parts['animals/aardvark.html'].split('<body>')[1].split('</body>')[0]),
+                 'animals/mixed.html': page('Mixed — Probe Site', f'<main>{mixed}</main>')})
+    rc, out, err = build(indexer, root, db, '--strict')
+    line = re.search(r'repeats .*', out)
+    check(rc == 0 and line and re.match(r'repeats +1 .*animals/all\.html repeats 5 pages', line.group(0)),
+          f'a page made of 5 others (the copy one of them): built under --strict, counted and named'
+          f' ({line.group(0) if line else one(out + err)})')
+    ix = Index(db)
+    check('/animals/all.html' not in ix.docs and {'/animals/copy.html', '/animals/mixed.html'} <= set(ix.docs),
+          f'it is left out; a copy of one page and a page with text of its own are kept ({sorted(ix.docs)})')
+    check(words(query_bin, db, 'capybaraword') == ['/animals/capybara.html'],
+          f'its text is found once, on its own page ({words(query_bin, db, "capybaraword")})')
+    write(root, {**GOOD, **{k: v for k, v in parts.items() if 'dugong' not in k and 'capybara' not in k},
+                 'animals/all.html': page('All animals — Probe Site', f'<main>{joined}</main>')})
+    rc, out, err = build(indexer, root, db)
+    check(rc == 0 and 'repeats' not in out and '/animals/all.html' in Index(db).docs,
+          f'a page that joins two pages and has text of its own is a page ({one(out)})')
+
     # the manual's name in parentheses after every title, as Texinfo writes it
     texi = {rel: text.replace(' — Probe Site</title>', ' (Probe Manual (version 1.0))</title>') for rel, text in GOOD.items()}
     write(root, texi)

@@ -1,5 +1,6 @@
 /* snippet.c - the hits' best-matching sections, their snippets and marked titles, from the
  * matches atlas_rank recorded. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,31 +87,112 @@ static void snippet_window(const sec_match *m, int nm, int nsp, int width, bool 
 	*to = *from + width < nsp ? *from + width : nsp;
 }
 
+/* The words of a search's one-word phrases, by phrase: the folded word (as the reader wrote it,
+ * or a correction, synonym or completion) and its stem, for marking a compound whole (see
+ * compound_tokens). */
+typedef struct phrase_words {
+	atlas_analyzer *analyzer;
+	const char *w[FTS_MAX_PHRASES];
+	int len[FTS_MAX_PHRASES];
+	char stem[FTS_MAX_PHRASES][64];
+} phrase_words;
+
+/* Sets pw from the plan's relaxed expression: a phrase's word is its alternative's text between
+ * the quotes; a phrase of several words, a prefix or a quote within has none (NULL). */
+static void find_phrase_words(phrase_words *pw, atlas_analyzer *a, const plan *pl)
+{
+	memset(pw->w, 0, sizeof(pw->w));
+	pw->analyzer = a;
+	for (int p = 0; p < pl->nphrases && p < MAX_PHRASES && p < FTS_MAX_PHRASES; p++) {
+		int t = pl->phrase_term[p];
+		if (t < 0 || t >= pl->nterms)
+			continue;
+		/* the term's alternatives are its phrases, in order */
+		sqlite3_int64 below = pl->term_phrases[t] & (((sqlite3_int64)1 << p) - 1);
+		int k = __builtin_popcountll((unsigned long long)below);
+		if (k >= pl->terms[t].nalts)
+			continue;
+		const char *q = pl->terms[t].alts[k];
+		if (q[0] != '"')
+			continue;
+		const char *end = strchr(q + 1, '"');
+		int len = end ? (int)(end - q - 1) : 0;
+		if (len < 2 || len >= (int)sizeof(pw->stem[0]) || memchr(q + 1, ' ', (size_t)len) || end[1])
+			continue;
+		pw->w[p] = q + 1;
+		pw->len[p] = len;
+		atlas_stem(a, q + 1, len, pw->stem[p], (int)sizeof(pw->stem[p]));
+	}
+}
+
+/* Whether c joins the parts of an identifier (as the analyzer's joiners do). */
+static bool is_joiner(char c)
+{
+	return c == '_' || c == '.' || c == '-' || c == '/' || c == ':';
+}
+
+/* The tokens after token k of the window w[0..n) that a match of phrase p at k covers too: a
+ * compound ("fileset" for "FileSet", "junit" for "JUnit", "shard_map") is held at the position of
+ * its first part, and a match of it goes on over the parts it joins. The parts that follow with
+ * at most two joiners between are taken while their compound, ASCII letters lowered, is the
+ * phrase's word (with joiners) or stems as it does (without). Returns 0 for a match of the part
+ * alone. */
+static int compound_tokens(phrase_words *pw, const char *text, const atlas_span *w, int n, int k, int p)
+{
+	char comp[64], stem[64];
+	for (int extra = 1; k + extra < n && extra < ATLAS_MAX_COMPOUND_PARTS; extra++) {
+		int gap = w[k + extra].start - w[k + extra - 1].end, len = w[k + extra].end - w[k].start;
+		if (gap < 0 || gap > 2 || len >= (int)sizeof(comp))
+			return 0;
+		for (int i = 0; i < gap; i++)
+			if (!is_joiner(text[w[k + extra - 1].end + i]))
+				return 0;
+		bool joined = false;
+		for (int i = 0; i < len; i++) {
+			comp[i] = (char)tolower((unsigned char)text[w[k].start + i]);
+			joined |= is_joiner(comp[i]);
+		}
+		if (len == pw->len[p] && memcmp(comp, pw->w[p], (size_t)len) == 0)
+			return extra;
+		if (!joined) {
+			int slen = atlas_stem(pw->analyzer, comp, len, stem, (int)sizeof(stem));
+			if (strlen(pw->stem[p]) == (size_t)slen && memcmp(stem, pw->stem[p], (size_t)slen) == 0)
+				return extra;
+		}
+	}
+	return 0;
+}
+
 /* Appends to sb, as HTML, the tokens [from, to) of the nsp tokens of text (sp: the spans of the
  * tokens from first on, offsets into text, which holds those tokens) with the matches m[0..nm) in
- * <mark> and "…" where the text is cut; when whole, the text around the tokens too (first must then
- * be 0). Returns false, writing nothing, when there is nothing to show or the spans do not fit the
- * text. */
+ * <mark> (a compound's over its parts, with pw; NULL: token by token) and "…" where the text is
+ * cut; when whole, the text around the tokens too (first must then be 0). Returns false, writing
+ * nothing, when there is nothing to show or the spans do not fit the text. */
 static bool render_snippet(strbuf *sb, const char *text, int ntext, const atlas_span *sp, int first, int nsp,
-			   int from, int to, const sec_match *m, int nm, const match_record *rec, bool whole)
+			   int from, int to, const sec_match *m, int nm, const match_record *rec,
+			   phrase_words *pw, bool whole)
 {
 	if (from >= to || to > nsp || to - from > 64 || from < first || (whole && first))
 		return false;
-	unsigned char hit[64] = { 0 };
-	for (int i = 0; i < nm; i++) {
-		int size = m[i].phrase < FTS_MAX_PHRASES ? rec->phrase_size[m[i].phrase] : 1;
-		for (int j = 0; j < (size > 0 ? size : 1); j++) {
-			int k = m[i].idx + j - from;
-			if (k >= 0 && k < to - from && (j == 0 || !hit[k]))
-				hit[k] = j == 0 ? 1 : 2;
-		}
-	}
 	const atlas_span *w = sp + (from - first); /* the window's spans */
 	int n = to - from;
 	for (int k = 0; k < n; k++)
 		if (w[k].start < 0 || w[k].end > ntext || w[k].start > w[k].end ||
 		    (k > 0 && w[k].start < w[k - 1].start))
 			return false;
+	unsigned char hit[64] = { 0 };
+	for (int i = 0; i < nm; i++) {
+		int size = m[i].phrase < FTS_MAX_PHRASES ? rec->phrase_size[m[i].phrase] : 1;
+		int k0 = m[i].idx - from;
+		if (size <= 1 && pw && k0 >= 0 && k0 < n && m[i].phrase >= 0 && m[i].phrase < FTS_MAX_PHRASES &&
+		    pw->w[m[i].phrase])
+			size = 1 + compound_tokens(pw, text, w, n, k0, m[i].phrase);
+		for (int j = 0; j < (size > 0 ? size : 1); j++) {
+			int k = k0 + j;
+			if (k >= 0 && k < n && (j == 0 || !hit[k]))
+				hit[k] = j == 0 ? 1 : 2;
+		}
+	}
 	int cursor = whole ? 0 : w[0].start;
 	if (from > 0)
 		strbuf_puts(sb, "…");
@@ -320,7 +402,8 @@ static bool section_row(atlas_engine *e, int sec, int from, int to, section_text
 /* Sets hit->title_html to the title with its matches (the lead section's heading matches among
  * x->pm[0..np)) in <mark>, in res->text; leaves it as it is when the title holds none or its text
  * cannot be read. Uses x->m and x->hb as scratch. */
-static void mark_title(atlas_engine *e, atlas_results *res, atlas_hit *hit, sections_scratch *x, int np)
+static void mark_title(atlas_engine *e, atlas_results *res, atlas_hit *hit, sections_scratch *x, int np,
+		       phrase_words *pw)
 {
 	const atlas_doc *d = &e->docs[hit->doc];
 	int sec = d->first_section - 1;
@@ -344,7 +427,7 @@ static void mark_title(atlas_engine *e, atlas_results *res, atlas_hit *hit, sect
 	strbuf_reset(&x->hb);
 	if (section_row(e, sec, 0, 0, &row) && row.decoded && row.heading &&
 	    render_snippet(&x->hb, row.heading, row.nheading, row.decoded, 0, si->nhead, 0, si->nhead, x->m, nm,
-			   &e->rec, true) &&
+			   &e->rec, pw, true) &&
 	    !x->hb.oom) {
 		char *t = atlas_arena_strndup(&res->text, strbuf_str(&x->hb), x->hb.len);
 		if (t)
@@ -373,6 +456,8 @@ void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
 		for (int k = 0; k < t->nalts && p < FTS_MAX_PHRASES; k++)
 			w[p++] = t->alt_idf[k];
 	}
+	phrase_words pw;
+	find_phrase_words(&pw, e->analyzer, pl);
 	sections_scratch x;
 	memset(&x, 0, sizeof(x));
 	for (int h = 0; h < nhits; h++) {
@@ -393,7 +478,7 @@ void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
 				x.pm[np++] = (placed){ sec - first, hd ? idx - e->sections[sec].nhead : idx, in[i].phrase };
 		}
 		score_sections(&x, ns, x.pm, np, w);
-		mark_title(e, res, hit, &x, np);
+		mark_title(e, res, hit, &x, np, &pw);
 		for (int k = 0; k < SECTION_KEEP && k < ns && x.scores[k].score > 0; k++) {
 			int sec = first + x.scores[k].sec;
 			const section_info *si = &e->sections[sec];
@@ -430,7 +515,7 @@ void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
 				strbuf_reset(sn);
 				bool has_snippet = heading && text && anchor &&
 						   render_snippet(sn, text, ntext, sp + si->nhead, row.body_first, parts[1], from, to, bm,
-								  nbody_m, &e->rec, false);
+								  nbody_m, &e->rec, &pw, false);
 				/* the hit's snippet and its first section's are one string */
 				char *snippet = NULL;
 				if (has_snippet && !sn->oom)
@@ -441,7 +526,7 @@ void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
 					strbuf_reset(hb);
 					snippet_window(x.m, nhead_m, si->nhead, 64, true, &from, &to);
 					if (!render_snippet(hb, heading, nheading, sp, 0, si->nhead, from, to, x.m, nhead_m,
-							    &e->rec, true))
+							    &e->rec, &pw, true))
 						strbuf_append_html(hb, heading, (size_t)nheading);
 					char *head = hb->oom ? NULL
 							     : atlas_arena_strndup(&res->text, strbuf_str(hb), hb->len);

@@ -3,6 +3,7 @@
 (prefix, typos, synonyms, filters, facets, escaping, exit codes), each asserted.
 usage: test_query.py ATLAS_QUERY ATLAS_INDEX REAL_INDEX MINI_CORPUS"""
 import json
+import re
 import os
 import shutil
 import sqlite3
@@ -209,6 +210,26 @@ def main():
         check("markup escaped in snippets", "<script" not in blob and "&lt;script&gt;" in blob and "<img" not in blob, blob)
         check("highlights are the only tags", blob.replace("<mark>", "").replace("</mark>", "").count("<") == 0, blob)
         check("title served as text", hit["title"] == 'Markup <b>probe</b> "quoted" C:\\temp', hit["title"])
+
+    # a compound matched whole is marked whole ("hashmap" over "HashMap", "shard_map" over its
+    # parts); a match of one part marks that part; a word that stems as the compound does too
+    with tempfile.TemporaryDirectory() as tmp:
+        db = probe_index(tmp, "compound-probe", '{\n  "title": "Compound probe",\n  "description": "Probe page.",\n'
+                    '  "lastmod": "2026-07-10",\n  "priority": 0.8,\n  "image": "https://example.test/og/x.png",\n'
+                    '  "topics": ["systems/caching"],\n  "keywords": ["probe"]\n}\n\n## Maps\n\n'
+                    'A QuokkaMap holds entries; each quokka_store keeps QuokkaMaps by key.\n')
+
+        def marks(query):
+            r = q("--json", query, index=db)
+            hit = r["results"][0] if r["results"] else {"snippet": "", "sections": []}
+            return re.findall(r"<mark>(.*?)</mark>", hit["snippet"] + json.dumps(hit["sections"]))
+
+        m = marks('"quokkamap"')
+        check("a compound matched whole is marked whole", m and set(m) == {"QuokkaMap", "QuokkaMaps"}, m)
+        m = marks('"quokka_store"')
+        check("an identifier with joiners is marked whole", m and set(m) == {"quokka_store"}, m)
+        m = marks('"quokka"')
+        check("a match of one part marks the part", m and set(m) == {"Quokka", "quokka"}, m)
 
     # anchors: a heading's own anchor is made again by the engine; a page's second heading of the
     # same words is numbered, and that one is stored

@@ -496,6 +496,9 @@ void read_head(head_state *st, const GumboNode *node)
 			break;
 		if (href[0] == '#' && href[1])
 			strmap_put(&st->frag_refs, href + 1, strlen(href + 1), 0, NULL);
+		if (el->tag == GUMBO_TAG_A && st->nsequence < HTML_SEQUENCE_LINKS &&
+		    (has_token(rel, "next") || has_token(rel, "prev") || has_token(rel, "previous") || has_token(rel, "up")))
+			st->sequence[st->nsequence++] = node;
 		if (has_token(rel, "next") && !p->next) {
 			p->next = strdup(href);
 			p->next_line = (int)el->start_pos.line;

@@ -36,6 +36,7 @@ typedef struct body_state {
 	int nwrappers, capwrappers;
 	int title_level;    /* level of the page's title heading while no text has followed it, or 0 */
 	bool guess_nav;     /* the root is the whole body, and it holds a heading: see nav_block */
+	const head_state *head; /* what the page's first pass found: its links to the sequence */
 	bool oom;
 } body_state;
 
@@ -357,12 +358,17 @@ static void keep_name(char *def)
 		*end = '\0';
 }
 
-/* A block of links before the page's first heading, in a page with no content root marked (no
- * main, article, role=main, data-atlas-body or configured selector), is the site's navigation, as
- * a nav element is: a sidebar listing every page (Node.js's API pages). It holds at least
- * NAV_MIN_LINKS links, no heading, and links hold NAV_LINK_SHARE of its text. */
+/* In a page with no content root marked (no main, article, role=main, data-atlas-body or
+ * configured selector), two kinds of block are the site's navigation, as a nav element is:
+ * - before the page's first heading, a block of links: at least NAV_MIN_LINKS of them holding
+ *   NAV_LINK_SHARE of its text (a sidebar listing every page, as Node.js's API pages have);
+ * - anywhere, a block of links to the pages before, after or above, named so (rel next, prev or
+ *   up), the links holding NAV_PANEL_SHARE of its text (Texinfo's "Next: ..., Previous: ...,
+ *   Up: ..." panel, whose neighbours' titles are no words of the page).
+ * Neither holds a heading. */
 #define NAV_MIN_LINKS 8
 #define NAV_LINK_SHARE 0.9
+#define NAV_PANEL_SHARE 0.5
 
 typedef struct link_count {
 	int links;
@@ -398,15 +404,32 @@ static void count_links(const body_state *st, const GumboNode *node, bool in_lin
 		count_links(st, el->children.data[i], in_link, lc);
 }
 
-/* Whether node, a block met before the first heading, is the site's navigation (see
- * NAV_MIN_LINKS). */
+/* Whether node holds one of the page's links to the sequence (found by read_head). */
+static bool holds_sequence_link(const body_state *st, const GumboNode *node)
+{
+	for (int i = 0; i < st->head->nsequence; i++)
+		for (const GumboNode *up = st->head->sequence[i]; up; up = up->parent)
+			if (up == node)
+				return true;
+	return false;
+}
+
+/* Whether node, a block, is the site's navigation (see NAV_MIN_LINKS). Only a block before the
+ * first heading or holding a link to the sequence is looked into. */
 static bool nav_block(const body_state *st, const GumboNode *node)
 {
-	if (!st->guess_nav || st->seen_heading || !is_block(node->v.element.tag))
+	if (!st->guess_nav || !is_block(node->v.element.tag))
+		return false;
+	bool sequence = holds_sequence_link(st, node);
+	if (st->seen_heading && !sequence)
 		return false;
 	link_count lc = { 0, 0, 0, false };
 	count_links(st, node, false, &lc);
-	return !lc.heading && lc.links >= NAV_MIN_LINKS && lc.link_chars >= NAV_LINK_SHARE * (double)lc.chars;
+	if (lc.heading)
+		return false;
+	if (sequence && lc.link_chars >= NAV_PANEL_SHARE * (double)lc.chars)
+		return true;
+	return !st->seen_heading && lc.links >= NAV_MIN_LINKS && lc.link_chars >= NAV_LINK_SHARE * (double)lc.chars;
 }
 
 static void body_node(body_state *st, const GumboNode *node)
@@ -598,6 +621,7 @@ int html_read(html_page *p, const char *data, size_t n, const html_opts *o)
 	bs.p = p;
 	bs.o = o;
 	bs.frag_refs = &hs.frag_refs;
+	bs.head = &hs;
 	p->body_line = (int)root->v.element.start_pos.line;
 	if (root == hs.body || root == out->root) {
 		link_count lc = { 0, 0, 0, false };

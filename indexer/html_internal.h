@@ -11,6 +11,8 @@
 #include "strbuf.h"
 #include "strmap.h"
 
+#define HTML_SEQUENCE_LINKS 8
+
 typedef struct head_state {
 	html_page *p;
 	const html_opts *o;
@@ -20,6 +22,10 @@ typedef struct head_state {
 	const GumboNode *marked, *main, *role_main, *article, *body;
 	const GumboNode *crumb_box; /* the first breadcrumb container */
 	bool html_crumbs;           /* p->crumbs are that container's */
+	/* the first HTML_SEQUENCE_LINKS links (a) to the page before, after or above (rel next,
+	 * prev, previous or up) */
+	const GumboNode *sequence[HTML_SEQUENCE_LINKS];
+	int nsequence;
 	bool oom;
 } head_state;
 

@@ -241,8 +241,9 @@ def main():
           {**GOOD, 'gone.html': page('Gone', '<p>x</p>', '\n<meta http-equiv="refresh" content="0; url=nowhere.html">')},
           r'gone\.html:3: LEVEL: redirects to nowhere\.html, which is not in the site')
     # a block of links before the first heading, in a page with no content root marked, is the
-    # site's navigation (a sidebar as a div): its words and links left out; a page that is only a
-    # list of links, or links amid prose before the heading, keeps them
+    # site's navigation (a sidebar as a div), and so is a panel of rel next/prev/up links anywhere:
+    # their words and links left out; a page that is only a list of links, or links amid prose
+    # before the heading, keeps them
     side = ''.join(f'<li><a href="{t}.html">{t.title()} sidebarword</a></li>' for t in
                    ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'])
     bare = {f'{t}.html': '<!DOCTYPE html><html><head><title>{0} — Probe Site</title></head><body><div id="side">'
@@ -256,6 +257,11 @@ def main():
                           ' names ' + ', '.join(f'<a href="{t}.html">{t}</a>' for t in ['alpha', 'beta', 'gamma',
                           'delta', 'epsilon', 'zeta', 'eta', 'theta']) + ' as it goes, at some length.</p></div>'
                           '<h1>Prose</h1><p>The rest of the page.</p></body></html>')
+    bare['panel.html'] = ('<!DOCTYPE html><html><head><title>Panel — Probe Site</title></head><body>'
+                          '<h1>Panel</h1><p>The panel page tells of panelwords.</p><div class="header"><p>Next: '
+                          '<a href="beta.html" rel="next">Beta page</a>, Previous: <a href="alpha.html" rel="prev">'
+                          'Alpha page</a>, Up: <a href="index.html" rel="up">Neighbourword</a></p></div>'
+                          '<p>And more on panelwords, with <a href="gamma.html">a link in prose</a>.</p></body></html>')
     write(root, {**GOOD, **bare})
     rc, out, err = build(indexer, root, db, '--strict')
     check(rc == 0, f'pages with a sidebar and no content root build under --strict ({one(err)})')
@@ -264,6 +270,9 @@ def main():
           f'the sidebar\'s words are not found, the page\'s are ({words(query_bin, db, "sidebarword")})')
     check(ix.links('/gamma.html') == set(), f'nor are its links edges ({sorted(ix.links("/gamma.html"))})')
     check(words(query_bin, db, 'listword') == ['/list.html'], 'a page that is a list of links and no heading keeps it')
+    check(words(query_bin, db, 'neighbourword') == [] and ix.links('/panel.html') == {'/gamma.html'},
+          f'a panel of links to the next, previous and upper pages (rel) is navigation wherever it is'
+          f' ({words(query_bin, db, "neighbourword")}, {sorted(ix.links("/panel.html"))})')
     check(words(query_bin, db, 'prosewords') == ['/prose.html'] and len(ix.links('/prose.html')) == 8,
           f'links amid prose before the heading are kept, with their edges ({sorted(ix.links("/prose.html"))})')
 

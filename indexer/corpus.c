@@ -189,6 +189,7 @@ void corpus_free(corpus *c)
 	corpus_free_sitemap(c);
 	free(c->site_url);
 	free(c->compilation_example);
+	free(c->copy_example);
 	free(c->dir);
 	memset(c, 0, sizeof(*c));
 }

@@ -126,6 +126,8 @@ typedef struct corpus {
 	int redirects;          /* a built site's redirect pages, left out (indexer/site.c) */
 	int compilations;       /* its pages made of other pages, left out (indexer/site.c) */
 	char *compilation_example; /* the first of them, described; NULL: none */
+	int copies;             /* its pages the same as another, left out, leading to it */
+	char *copy_example;     /* the first of them, described; NULL: none */
 	bool site;              /* read from a built site (--site), whose paths are its file names */
 	atomic_int *body_readers; /* per page, readers yet to release its section bodies; NULL: kept */
 } corpus;

@@ -153,6 +153,9 @@ static void print_stats(const build_stats *st, const corpus *c, const diag_list 
 	if (c->compilations)
 		printf("  repeats     %d  (pages made of other pages whole, left out as noindex pages are: %s)\n",
 		       c->compilations, c->compilation_example ? c->compilation_example : "");
+	if (c->copies)
+		printf("  copies      %d  (pages the same as another, left out; links to them lead to it: %s)\n",
+		       c->copies, c->copy_example ? c->copy_example : "");
 	printf("  warnings    %d\n", d->warnings);
 	printf("  %-11s %.1f KiB, index %.1f KiB\n", what, c->bytes / 1024.0, st->index_bytes / 1024.0);
 	printf("  time        %.0f ms (reading %.0f ms", total_ms, t_read);

@@ -125,6 +125,13 @@ int config_load(site *s, const char *path);
 /* Frees what cfg holds. */
 void config_free(site_config *cfg);
 
+/* site_repeats.c */
+
+/* Leaves out the pages made of other pages whole (marked skip) and all copies of a page but one
+ * (made to lead to it, as a redirect does); counts them in the corpus. Out of memory leaves every
+ * page in. Never fails. */
+void find_repeats(site *s);
+
 /* site_pages.c */
 
 /* Finds the part of the title most pages repeat, after (suffix) or before (prefix) a separator,

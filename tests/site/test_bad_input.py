@@ -15,7 +15,7 @@ index untouched.
 - a symbolic link out of the site is not followed (a warning), one inside is;
 - exclude globs (with **), type rules, data-atlas-guide lists, the configuration's errors;
 - redirect pages (meta refresh to another address) left out, links to them followed; a page made
-  of other pages whole left out; a block of links before the first heading of a page with no
+  of other pages whole left out, and all copies of one page but one; a block of links before the first heading of a page with no
   content root marked left out as navigation; a title's
   repeated part in parentheses (Texinfo's) taken off.
 
@@ -277,8 +277,10 @@ def main():
           f'links amid prose before the heading are kept, with their edges ({sorted(ix.links("/prose.html"))})')
 
     # a page made of other pages whole (an all-in-one page beside the pages it joins): left out,
-    # counted, each text found once on its own page; two copies of one page are both kept, and
-    # a page that shares only part of its text with others is a page
+    # counted, each text found once on its own page; a page that shares only part of its text
+    # with others is a page. Copies of one page (the same section texts and title): one kept (the
+    # one in the sitemap, else the shallower, else the shorter address), the others lead to it as
+    # redirects do; a short text under another title (a placeholder) is a page of its own
     animals = ['aardvark', 'bandicoot', 'capybara', 'dugong']
     parts = {f'animals/{a}.html': page(f'{a.title()} — Probe Site',
                                        f'<main><h1>{a.title()}</h1><p>The {a} ({a}word) is described here, its habitat first,'
@@ -291,24 +293,46 @@ def main():
                      for a in animals)
     mixed = ''.join(f'<h1>{a.title()}</h1><p>The {a} ({a}word) is described here, its habitat first,'
                     f' then what the {a} eats and how long it lives.</p>' for a in animals[:2])
-    mixed += ('<h2>Own</h2><p>' + 'This page says much of its own about mixedword and marsupials, at length. ' * 6 + '</p>')
+    mixed += ('<h2>Own</h2><p>' + 'This page says much of its own about mixedword and marsupials, at length. '
+              * 6 + '<a href="../animals/zoo/aardvark.html">the aardvark</a>.</p>')
+    aardvark_body = parts['animals/aardvark.html'].split('<body>')[1].split('</body>')[0]
     write(root, {**GOOD, **parts, 'animals/all.html': page('All animals — Probe Site', f'<main>{joined}</main>'),
-                 'animals/copy.html': page('Aardvark again — Probe Site', parts['animals/aardvark.html'].split('<body>')[1].split('</body>')[0]),
+                 'animals/zoo/aardvark.html': page('Aardvark — Probe Site', aardvark_body),
+                 'animals/soon.html': page('Echidna — Probe Site', '<main><p>' + 'This page is coming soon. ' * 8 + '</p></main>'),
+                 'animals/later.html': page('Numbat — Probe Site', '<main><p>' + 'This page is coming soon. ' * 8 + '</p></main>'),
                  'animals/mixed.html': page('Mixed — Probe Site', f'<main>{mixed}</main>')})
     rc, out, err = build(indexer, root, db, '--strict')
     line = re.search(r'repeats .*', out)
     check(rc == 0 and line and re.match(r'repeats +1 .*animals/all\.html repeats 5 pages', line.group(0)),
           f'a page made of 5 others (the copy one of them): built under --strict, counted and named'
           f' ({line.group(0) if line else one(out + err)})')
+    line = re.search(r'copies .*', out)
+    check(line and re.match(r'copies +1 .*animals/zoo/aardvark\.html, the same as animals/aardvark\.html', line.group(0)),
+          f'a copy of a page, deeper: counted and named ({line.group(0) if line else one(out)})')
     ix = Index(db)
-    check('/animals/all.html' not in ix.docs and {'/animals/copy.html', '/animals/mixed.html'} <= set(ix.docs),
-          f'it is left out; a copy of one page and a page with text of its own are kept ({sorted(ix.docs)})')
-    check(words(query_bin, db, 'capybaraword') == ['/animals/capybara.html'],
-          f'its text is found once, on its own page ({words(query_bin, db, "capybaraword")})')
+    check('/animals/all.html' not in ix.docs and '/animals/zoo/aardvark.html' not in ix.docs and
+          {'/animals/aardvark.html', '/animals/mixed.html', '/animals/soon.html', '/animals/later.html'} <= set(ix.docs),
+          f'both are left out; the page copied, a page with text of its own and placeholders under two'
+          f' titles are kept ({sorted(ix.docs)})')
+    check(words(query_bin, db, 'capybaraword') == ['/animals/capybara.html'] and
+          words(query_bin, db, 'aardvarkword') == ['/animals/aardvark.html', '/animals/mixed.html'],
+          f'each text is found once, on its own page ({words(query_bin, db, "aardvarkword")})')
+    check(ix.links('/animals/mixed.html') == {'/animals/aardvark.html'}, 'a link to the copy leads to the page kept')
+    sitemap = ('<?xml version="1.0"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+               + ''.join(f'<url><loc>https://probe.example.org/{p}</loc></url>\n'
+                         for p in ['', 'guide/', 'guide/one.html', 'guide/two.html', 'marked.html', 'legal/terms.html',
+                                   'animals/zoo/aardvark.html'])
+               + '</urlset>\n')
+    write(root, {**GOOD, 'sitemap.xml': sitemap, 'animals/aardvark.html': parts['animals/aardvark.html'],
+                 'animals/zoo/aardvark.html': page('Aardvark — Probe Site', aardvark_body)})
+    rc, out, err = build(indexer, root, db)
+    ix = Index(db)
+    check('/animals/zoo/aardvark.html' in ix.docs and '/animals/aardvark.html' not in ix.docs,
+          f'the copy the sitemap lists is the one kept ({sorted(ix.docs)})')
     write(root, {**GOOD, **{k: v for k, v in parts.items() if 'dugong' not in k and 'capybara' not in k},
                  'animals/all.html': page('All animals — Probe Site', f'<main>{joined}</main>')})
     rc, out, err = build(indexer, root, db)
-    check(rc == 0 and 'repeats' not in out and '/animals/all.html' in Index(db).docs,
+    check(rc == 0 and 'repeats' not in out and 'copies' not in out and '/animals/all.html' in Index(db).docs,
           f'a page that joins two pages and has text of its own is a page ({one(out)})')
 
     # the manual's name in parentheses after every title, as Texinfo writes it

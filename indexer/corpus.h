@@ -124,7 +124,8 @@ typedef struct corpus {
 	unsigned long long digest;
 	size_t bytes;           /* total bytes of corpus files read */
 	int redirects;          /* a built site's redirect pages, left out (indexer/site.c) */
-	int compilations;       /* its pages made of other pages, left out (indexer/site.c) */
+	int error_pages;        /* its page for missing addresses (404.html), left out (indexer/site.c) */
+	int compilations;       /* its pages made of other pages, left out (indexer/site_repeats.c) */
 	char *compilation_example; /* the first of them, described; NULL: none */
 	int copies;             /* its pages the same as another, left out, leading to it */
 	char *copy_example;     /* the first of them, described; NULL: none */

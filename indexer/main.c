@@ -150,6 +150,8 @@ static void print_stats(const build_stats *st, const corpus *c, const diag_list 
 	printf("  read next   %d candidates\n", st->candidates);
 	if (c->redirects)
 		printf("  redirects   %d  (left out; links to them lead to their targets)\n", c->redirects);
+	if (c->error_pages)
+		printf("  not found   %d  (404.html, the page for missing addresses, left out)\n", c->error_pages);
 	if (c->compilations)
 		printf("  repeats     %d  (pages made of other pages whole, left out as noindex pages are: %s)\n",
 		       c->compilations, c->compilation_example ? c->compilation_example : "");

@@ -608,6 +608,21 @@ static void find_redirects(site *s)
 	}
 }
 
+/* Leaves out the site's page for missing addresses: 404.html (or 404/index.html) at the top, the
+ * name the hosts that serve built sites look for. Its text ("Page not found") answers no search
+ * and it starts no reading. Counted in the corpus. */
+static void find_error_pages(site *s)
+{
+	for (int i = 0; i < s->nfiles; i++) {
+		site_file *f = &s->files[i];
+		if (f->ok && !f->hp.skip && f->redirect_to == -2 &&
+		    (strcmp(f->rel, "404.html") == 0 || strcmp(f->rel, "404/index.html") == 0)) {
+			f->hp.skip = true;
+			s->c->error_pages++;
+		}
+	}
+}
+
 /* Makes the corpus's pages from the read files, in file order, with each page's path taken
  * from the sitemap or its file; reports pages missing from the sitemap, duplicate paths and empty
  * pages. Out of memory for a page is reported and the page left out; when the page array cannot
@@ -705,6 +720,7 @@ int site_load(corpus *c, const char *dir, const char *config_path, bool strict, 
 	report_reads(&s);
 	find_site_address(&s);
 	find_redirects(&s);
+	find_error_pages(&s);
 	find_repeats(&s);
 	find_title_affix(&s);
 	add_pages(&s);

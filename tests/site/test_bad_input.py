@@ -15,7 +15,7 @@ index untouched.
 - a symbolic link out of the site is not followed (a warning), one inside is;
 - exclude globs (with **), type rules, data-atlas-guide lists, the configuration's errors;
 - redirect pages (meta refresh to another address) left out, links to them followed; a page made
-  of other pages whole left out, and all copies of one page but one; a block of links before the first heading of a page with no
+  of other pages whole left out, and all copies of one page but one, and 404.html; a block of links before the first heading of a page with no
   content root marked left out as navigation; a title's
   repeated part in parentheses (Texinfo's) taken off.
 
@@ -240,6 +240,13 @@ def main():
     warns(indexer, root, work, 'redirect to a missing page',
           {**GOOD, 'gone.html': page('Gone', '<p>x</p>', '\n<meta http-equiv="refresh" content="0; url=nowhere.html">')},
           r'gone\.html:3: LEVEL: redirects to nowhere\.html, which is not in the site')
+    # the page for missing addresses (404.html at the top) is no page
+    write(root, {**GOOD, '404.html': page('Not found — Probe Site', '<main><h1>Not found</h1><p>The notfoundword page'
+                                          ' you asked for is not here; try <a href="index.html">the home page</a>.</p></main>')})
+    rc, out, err = build(indexer, root, db, '--strict')
+    check(rc == 0 and re.search(r'not found +1 ', out) and words(query_bin, db, 'notfoundword') == [],
+          f'404.html is left out, counted ({one(out + err)})')
+
     # a block of links before the first heading, in a page with no content root marked, is the
     # site's navigation (a sidebar as a div), and so is a panel of rel next/prev/up links anywhere:
     # their words and links left out; a page that is only a list of links, or links amid prose

@@ -125,6 +125,7 @@ typedef struct corpus {
 	size_t bytes;           /* total bytes of corpus files read */
 	int redirects;          /* a built site's redirect pages, left out (indexer/site.c) */
 	int error_pages;        /* its page for missing addresses (404.html), left out (indexer/site.c) */
+	int search_pages;       /* its search page (rel=search), left out (indexer/site.c) */
 	int compilations;       /* its pages made of other pages, left out (indexer/site_repeats.c) */
 	char *compilation_example; /* the first of them, described; NULL: none */
 	int copies;             /* its pages the same as another, left out, leading to it */

@@ -512,6 +512,10 @@ void read_head(head_state *st, const GumboNode *node)
 			set_once(&p->up, href, &st->oom);
 		if (has_token(rel, "canonical"))
 			set_once(&p->canonical, href, &st->oom);
+		/* a search page, not an OpenSearch description (a type of its own) */
+		const char *type = attr(el, "type");
+		if (has_token(rel, "search") && (!type || strncasecmp(type, "text/html", 9) == 0))
+			set_once(&p->search, href, &st->oom);
 		if ((has_token(rel, "index") || has_token(rel, "search")) &&
 		    add_string(&p->index_refs, &p->nindex_refs, href))
 			st->oom = true;

@@ -45,6 +45,7 @@ typedef struct html_page {
 	int title_line;
 	char *og_title, *h1, *description, *first_para, *keywords, *image, *modified, *canonical;
 	char *og_url;       /* meta property="og:url", the page's address when it has no canonical link */
+	char *search;       /* href of the first rel=search link: the site's search page */
 	char *redirect;     /* the URL of <meta http-equiv="refresh" content="0; url=...">: the page
 			     * sends its reader there (an alias, a moved page); NULL when none */
 	int redirect_line;

@@ -673,6 +673,7 @@ void html_page_free(html_page *p)
 	free(p->image);
 	free(p->modified);
 	free(p->canonical);
+	free(p->search);
 	free(p->og_url);
 	free(p->redirect);
 	free(p->next);

@@ -150,6 +150,8 @@ static void print_stats(const build_stats *st, const corpus *c, const diag_list 
 	printf("  read next   %d candidates\n", st->candidates);
 	if (c->redirects)
 		printf("  redirects   %d  (left out; links to them lead to their targets)\n", c->redirects);
+	if (c->search_pages)
+		printf("  search      %d  (the page its pages name with rel=search, left out)\n", c->search_pages);
 	if (c->error_pages)
 		printf("  not found   %d  (404.html, the page for missing addresses, left out)\n", c->error_pages);
 	if (c->compilations)

@@ -608,6 +608,25 @@ static void find_redirects(site *s)
 	}
 }
 
+/* Leaves out the site's search page, the page its pages name with rel=search (Sphinx's
+ * search.html: a form and "Please activate JavaScript"): a search never answers with it. An
+ * OpenSearch description or another site's page is no file of the site and is left alone.
+ * Counted in the corpus. */
+static void find_search_pages(site *s)
+{
+	for (int i = 0; i < s->nfiles; i++) {
+		const site_file *f = &s->files[i];
+		char rel[4096];
+		if (!f->ok || !f->hp.search || !resolve(s, f->rel, f->hp.search, rel, sizeof(rel), NULL, 0))
+			continue;
+		int t = file_of(s, rel);
+		if (t < 0 || !s->files[t].ok || s->files[t].hp.skip || s->files[t].redirect_to != -2)
+			continue;
+		s->files[t].hp.skip = true;
+		s->c->search_pages++;
+	}
+}
+
 /* Leaves out the site's page for missing addresses: 404.html (or 404/index.html) at the top, the
  * name the hosts that serve built sites look for. Its text ("Page not found") answers no search
  * and it starts no reading. Counted in the corpus. */
@@ -721,6 +740,7 @@ int site_load(corpus *c, const char *dir, const char *config_path, bool strict, 
 	find_site_address(&s);
 	find_redirects(&s);
 	find_error_pages(&s);
+	find_search_pages(&s);
 	find_repeats(&s);
 	find_title_affix(&s);
 	add_pages(&s);

@@ -15,7 +15,8 @@ index untouched.
 - a symbolic link out of the site is not followed (a warning), one inside is;
 - exclude globs (with **), type rules, data-atlas-guide lists, the configuration's errors;
 - redirect pages (meta refresh to another address) left out, links to them followed; a page made
-  of other pages whole left out, and all copies of one page but one, and 404.html; a block of links before the first heading of a page with no
+  of other pages whole left out, and all copies of one page but one, 404.html and the rel=search
+  page; a block of links before the first heading of a page with no
   content root marked left out as navigation; a title's
   repeated part in parentheses (Texinfo's) taken off.
 
@@ -240,12 +241,18 @@ def main():
     warns(indexer, root, work, 'redirect to a missing page',
           {**GOOD, 'gone.html': page('Gone', '<p>x</p>', '\n<meta http-equiv="refresh" content="0; url=nowhere.html">')},
           r'gone\.html:3: LEVEL: redirects to nowhere\.html, which is not in the site')
-    # the page for missing addresses (404.html at the top) is no page
+    # the page for missing addresses (404.html at the top) is no page, nor is the search page the
+    # pages name with rel=search (an OpenSearch description before it is no page of the site)
+    searching = '<link rel="search" type="application/opensearchdescription+xml" href="osd.xml"><link rel="search" href="/find.html">'
     write(root, {**GOOD, '404.html': page('Not found — Probe Site', '<main><h1>Not found</h1><p>The notfoundword page'
-                                          ' you asked for is not here; try <a href="index.html">the home page</a>.</p></main>')})
+                                          ' you asked for is not here; try <a href="index.html">the home page</a>.</p></main>'),
+                 'guide/three.html': page('Step three — Probe Site', '<main><h1>Step three</h1><p>The third step.</p></main>', searching),
+                 'find.html': page('Search — Probe Site', '<main><h1>Search</h1><p>Please turn on searchpageword scripts.</p></main>', searching)})
     rc, out, err = build(indexer, root, db, '--strict')
     check(rc == 0 and re.search(r'not found +1 ', out) and words(query_bin, db, 'notfoundword') == [],
           f'404.html is left out, counted ({one(out + err)})')
+    check(re.search(r'search +1 ', out) and words(query_bin, db, 'searchpageword') == [] and '/find.html' not in Index(db).docs,
+          f'the rel=search page is left out, counted ({one(out)})')
 
     # a block of links before the first heading, in a page with no content root marked, is the
     # site's navigation (a sidebar as a div), and so is a panel of rel next/prev/up links anywhere:

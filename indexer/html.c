@@ -225,10 +225,27 @@ static int hex_digit(char c)
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
+/* Whether frag is a range of lines, "160-173" or "L10-L20", whose first line is an id of p: a
+ * source listing's lines, a range its script marks (rustdoc's, a forge's). */
+static bool has_line_range(const html_page *p, const char *frag, size_t n)
+{
+	const char *dash = memchr(frag, '-', n);
+	if (!dash || dash == frag)
+		return false;
+	for (const char *c = frag; c < dash; c++)
+		if (!isdigit((unsigned char)*c) && !(c == frag && *c == 'L'))
+			return false;
+	for (const char *c = dash + 1; c < frag + n; c++)
+		if (!isdigit((unsigned char)*c) && !(c == dash + 1 && *c == 'L'))
+			return false;
+	return has_id(p, frag, (size_t)(dash - frag));
+}
+
 bool html_has_anchor(const html_page *p, const char *frag)
 {
 	size_t n = strlen(frag);
-	if (!n || strcasecmp(frag, "top") == 0 || strncmp(frag, ":~:", 3) == 0 || has_id(p, frag, n))
+	if (!n || strcasecmp(frag, "top") == 0 || strncmp(frag, ":~:", 3) == 0 || has_id(p, frag, n) ||
+	    has_line_range(p, frag, n))
 		return true;
 	char dec[1024];
 	size_t o = 0;

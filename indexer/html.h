@@ -102,8 +102,8 @@ void html_page_free(html_page *p);
 uint64_t html_id_hash(const char *id, size_t n);
 
 /* Whether the fragment frag (without '#', as written in an href) names a place in page p: an id or
- * a[name], as written or percent-decoded, or what a browser finds with none ("", "top", a
- * ":~:" text directive). */
+ * a[name], as written or percent-decoded, a range of lines whose first is one ("160-173",
+ * "L10-L20"), or what a browser finds with none ("", "top", a ":~:" text directive). */
 bool html_has_anchor(const html_page *p, const char *frag);
 
 /* Gives back the memory the calling thread keeps between pages for their parse trees; for a

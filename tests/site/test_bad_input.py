@@ -169,18 +169,23 @@ def main():
     warns(indexer, root, work, 'broken link', {**GOOD, 'broken.html': page('Broken', '<main><p>See\n<a href="nowhere.html">this</a>.</p></main>')},
           r'broken\.html:5: LEVEL: link to missing page nowhere\.html')
     # a fragment is checked against the ids and a[name]s of its target (itself for "#..."), as
-    # written or percent-decoded; "#top" and text directives need none; the edge keeps it
+    # written or percent-decoded; "#top" and text directives need none, a range of lines its
+    # first line ("#12-15", "#L7-L9"); the edge keeps it
     anchors = {**GOOD, 'anchors.html': page('Anchors', '<main><p>See\n<a href="guide/two.html#no-such-part">this</a>,'
                                             ' <a href="#here">here</a>, <a href="#%C3%A9t%C3%A9">summer</a>,'
                                             ' <a name="here"></a><span id="été">x</span>, <a href="guide/one.html#top">top</a>,'
                                             ' <a href="guide/one.html#:~:text=quokkas">text</a>,'
+                                            ' <span id="12">l</span><span id="L7">l</span><a href="#12-15">lines</a>,'
+                                            ' <a href="#L7-L9">lines</a>, <a href="#40-45">lines</a>,'
                                             '\n<a href="#gone">gone</a>.</p></main>')}
     warns(indexer, root, work, 'broken anchor', anchors,
           r'anchors\.html:5: LEVEL: link to missing anchor #no-such-part of /guide/two\.html')
     rc, out, err = build(indexer, root, os.path.join(work, 'anchors.db'))
     missing = [ln for ln in err.splitlines() if 'missing anchor' in ln]
-    check(rc == 0 and len(missing) == 2 and 'anchors.html:6: warning: link to missing anchor #gone of /anchors.html'
-          in missing[1], f'only the missing anchors warn, a link to the page itself too ({missing})')
+    check(rc == 0 and len(missing) == 3 and 'anchors.html:5: warning: link to missing anchor #40-45 of /anchors.html'
+          in missing[1] and 'anchors.html:6: warning: link to missing anchor #gone of /anchors.html' in missing[2],
+          f'only the missing anchors warn, a link to the page itself too, a range of lines whose first is missing'
+          f' ({missing})')
     ix = Index(os.path.join(work, 'anchors.db'))
     check(ix.anchors('/anchors.html') == {'/guide/two.html': 'no-such-part', '/guide/one.html': 'top'},
           f'the link edges keep the first link\'s fragment ({ix.anchors("/anchors.html")})')

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/socket.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -389,13 +390,17 @@ static void wait_signals(server *s, const sigset_t *set)
 	}
 }
 
-/* Stops accepting, lets the requests in flight finish (up to DRAIN_TIMEOUT_S), stops the daemon. */
+/* Stops accepting, lets the requests in flight finish (up to DRAIN_TIMEOUT_S), stops the daemon.
+ * The listening socket MHD_quiesce_daemon hands back is shut down at once (no connection is
+ * accepted any more) but closed only after MHD_stop_daemon: each of MHD's pool threads takes it
+ * out of its own epoll set when it next wakes, and a socket closed before that makes the removal
+ * fail, which MHD treats as fatal (an abort at SIGTERM). */
 static void shut_down(server *s, struct MHD_Daemon *d)
 {
 	atomic_store(&s->closing, true);
 	MHD_socket fd = MHD_quiesce_daemon(d);
 	if (fd != MHD_INVALID_SOCKET)
-		close(fd);
+		shutdown(fd, SHUT_RDWR);
 	double until = serve_now() + DRAIN_TIMEOUT_S;
 	while (atomic_load(&s->inflight) > 0 && serve_now() < until) {
 		struct timespec pause = { 0, 10 * 1000000L };
@@ -404,6 +409,8 @@ static void shut_down(server *s, struct MHD_Daemon *d)
 	/* the requests still with the workers are answered (their connections resumed) first */
 	pool_stop(s->workers);
 	MHD_stop_daemon(d);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
 }
 
 /* Blocks SIGHUP, SIGTERM and SIGINT in this thread (set receives them, for sigtimedwait; every

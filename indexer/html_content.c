@@ -35,7 +35,8 @@ typedef struct body_state {
 	wrapper *wrappers;
 	int nwrappers, capwrappers;
 	int title_level;    /* level of the page's title heading while no text has followed it, or 0 */
-	bool guess_nav;     /* the root is the whole body, and it holds a heading: see nav_block */
+	bool guess_nav;     /* the root is the whole body, and it holds a heading: a sidebar is
+			     * looked for (nav_block) */
 	const head_state *head; /* what the page's first pass found: its links to the sequence */
 	bool oom;
 } body_state;
@@ -358,13 +359,15 @@ static void keep_name(char *def)
 		*end = '\0';
 }
 
-/* In a page with no content root marked (no main, article, role=main, data-atlas-body or
- * configured selector), two kinds of block are the site's navigation, as a nav element is:
- * - before the page's first heading, a block of links: at least NAV_MIN_LINKS of them holding
- *   NAV_LINK_SHARE of its text (a sidebar listing every page, as Node.js's API pages have);
+/* Two kinds of block are the site's navigation, as a nav element is:
  * - anywhere, a block of links to the pages before, after or above, named so (rel next, prev or
  *   up), the links holding NAV_PANEL_SHARE of its text (Texinfo's "Next: ..., Previous: ...,
- *   Up: ..." panel, whose neighbours' titles are no words of the page).
+ *   Up: ..." panel, a theme's pager in its main element: the neighbours' titles are no words of
+ *   the page);
+ * - in a page with no content root marked (no main, article, role=main, data-atlas-body or
+ *   configured selector), before its first heading, a block of links: at least NAV_MIN_LINKS of
+ *   them holding NAV_LINK_SHARE of its text (a sidebar listing every page, as Node.js's API
+ *   pages have).
  * Neither holds a heading. */
 #define NAV_MIN_LINKS 8
 #define NAV_LINK_SHARE 0.9
@@ -414,14 +417,14 @@ static bool holds_sequence_link(const body_state *st, const GumboNode *node)
 	return false;
 }
 
-/* Whether node, a block, is the site's navigation (see NAV_MIN_LINKS). Only a block before the
- * first heading or holding a link to the sequence is looked into. */
+/* Whether node, a block, is the site's navigation (see NAV_MIN_LINKS). Only a block holding a
+ * link to the sequence, or before the first heading of a page guessed at, is looked into. */
 static bool nav_block(const body_state *st, const GumboNode *node)
 {
-	if (!st->guess_nav || !is_block(node->v.element.tag))
+	if (!is_block(node->v.element.tag))
 		return false;
-	bool sequence = holds_sequence_link(st, node);
-	if (st->seen_heading && !sequence)
+	bool sequence = holds_sequence_link(st, node), sidebar = st->guess_nav && !st->seen_heading;
+	if (!sequence && !sidebar)
 		return false;
 	link_count lc = { 0, 0, 0, false };
 	count_links(st, node, false, &lc);
@@ -429,7 +432,7 @@ static bool nav_block(const body_state *st, const GumboNode *node)
 		return false;
 	if (sequence && lc.link_chars >= NAV_PANEL_SHARE * (double)lc.chars)
 		return true;
-	return !st->seen_heading && lc.links >= NAV_MIN_LINKS && lc.link_chars >= NAV_LINK_SHARE * (double)lc.chars;
+	return sidebar && lc.links >= NAV_MIN_LINKS && lc.link_chars >= NAV_LINK_SHARE * (double)lc.chars;
 }
 
 static void body_node(body_state *st, const GumboNode *node)

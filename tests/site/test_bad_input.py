@@ -260,7 +260,8 @@ def main():
           f'the rel=search page is left out, counted ({one(out)})')
 
     # a block of links before the first heading, in a page with no content root marked, is the
-    # site's navigation (a sidebar as a div), and so is a panel of rel next/prev/up links anywhere:
+    # site's navigation (a sidebar as a div), and so is a panel of rel next/prev/up links anywhere
+    # (in a main element too):
     # their words and links left out; a page that is only a list of links, or links amid prose
     # before the heading, keeps them
     side = ''.join(f'<li><a href="{t}.html">{t.title()} sidebarword</a></li>' for t in
@@ -281,6 +282,10 @@ def main():
                           '<a href="beta.html" rel="next">Beta page</a>, Previous: <a href="alpha.html" rel="prev">'
                           'Alpha page</a>, Up: <a href="index.html" rel="up">Neighbourword</a></p></div>'
                           '<p>And more on panelwords, with <a href="gamma.html">a link in prose</a>.</p></body></html>')
+    bare['paged.html'] = ('<!DOCTYPE html><html><head><title>Paged — Probe Site</title></head><body><main>'
+                          '<h1>Paged</h1><p>The paged page tells of pagerwords, with <a href="gamma.html">a link'
+                          ' in prose</a>.</p><div class="pager"><a href="alpha.html" rel="prev">Previousword'
+                          ' page</a> <a href="beta.html" rel="next">Followingword page</a></div></main></body></html>')
     write(root, {**GOOD, **bare})
     rc, out, err = build(indexer, root, db, '--strict')
     check(rc == 0, f'pages with a sidebar and no content root build under --strict ({one(err)})')
@@ -292,6 +297,9 @@ def main():
     check(words(query_bin, db, 'neighbourword') == [] and ix.links('/panel.html') == {'/gamma.html'},
           f'a panel of links to the next, previous and upper pages (rel) is navigation wherever it is'
           f' ({words(query_bin, db, "neighbourword")}, {sorted(ix.links("/panel.html"))})')
+    check(words(query_bin, db, 'previousword') == [] and words(query_bin, db, 'followingword') == [] and
+          ix.links('/paged.html') == {'/gamma.html'} and words(query_bin, db, 'pagerwords') == ['/paged.html'],
+          f'and so is a pager in a page\'s main element ({sorted(ix.links("/paged.html"))})')
     check(words(query_bin, db, 'prosewords') == ['/prose.html'] and len(ix.links('/prose.html')) == 8,
           f'links amid prose before the heading are kept, with their edges ({sorted(ix.links("/prose.html"))})')
 

@@ -27,6 +27,11 @@ enum diag_severity warn_sev(const site *s)
 	return s->strict ? DIAG_ERROR : DIAG_WARNING;
 }
 
+bool is_page_file(const site_file *f)
+{
+	return f->ok && !f->hp.skip && f->redirect_to == -2;
+}
+
 unsigned long long fnv1a(unsigned long long h, const void *p, size_t n)
 {
 	const unsigned char *b = p;
@@ -620,7 +625,7 @@ static void find_search_pages(site *s)
 		if (!f->ok || !f->hp.search || !resolve(s, f->rel, f->hp.search, rel, sizeof(rel), NULL, 0))
 			continue;
 		int t = file_of(s, rel);
-		if (t < 0 || !s->files[t].ok || s->files[t].hp.skip || s->files[t].redirect_to != -2)
+		if (t < 0 || !is_page_file(&s->files[t]))
 			continue;
 		s->files[t].hp.skip = true;
 		s->c->search_pages++;
@@ -634,8 +639,7 @@ static void find_error_pages(site *s)
 {
 	for (int i = 0; i < s->nfiles; i++) {
 		site_file *f = &s->files[i];
-		if (f->ok && !f->hp.skip && f->redirect_to == -2 &&
-		    (strcmp(f->rel, "404.html") == 0 || strcmp(f->rel, "404/index.html") == 0)) {
+		if (is_page_file(f) && (strcmp(f->rel, "404.html") == 0 || strcmp(f->rel, "404/index.html") == 0)) {
 			f->hp.skip = true;
 			s->c->error_pages++;
 		}
@@ -655,7 +659,7 @@ static void add_pages(site *s)
 	size_t pending = 0;   /* bytes of the texts of the pages after those */
 	for (int fi = 0; fi < s->nfiles; fi++) {
 		site_file *f = &s->files[fi];
-		if (!f->ok || f->hp.skip || f->redirect_to != -2)
+		if (!is_page_file(f))
 			continue;
 		if (!f->path) {
 			if (c->have_sitemap)

@@ -97,6 +97,8 @@ typedef struct site {
 
 /* Returns the severity of a warning in s: an error when strict. */
 enum diag_severity warn_sev(const site *s);
+/* Whether file f is made a page: read, not skipped (noindex, or left out since), not a redirect. */
+bool is_page_file(const site_file *f);
 /* Returns FNV-1a 64 of p[0..n), continuing from h. */
 unsigned long long fnv1a(unsigned long long h, const void *p, size_t n);
 

@@ -4,6 +4,7 @@
 #include "site_internal.h"
 #include "error.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,24 @@
  * placeholder each page names differently: "Coming soon"). */
 #define COPY_MIN_BYTES 128
 #define COPY_ANY_TITLE_BYTES 2048
+
+/* Sets *slot, when still NULL, to the description fmt makes (malloc'd, owned by the corpus): the
+ * first page of a kind named in the summary. Out of memory leaves it NULL. */
+static void describe_first(char **slot, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void describe_first(char **slot, const char *fmt, ...)
+{
+	if (*slot)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !(*slot = malloc((size_t)n + 1)))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(*slot, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+}
 
 /**************************************************************************************************
 ** The pages' sections by hash.
@@ -56,12 +75,6 @@ static int cmp_int(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
 	return (x > y) - (x < y);
-}
-
-/* Whether file f is a page the indexer makes (read, not noindex, not a redirect). */
-static bool is_page_file(const site_file *f)
-{
-	return f->ok && !f->hp.skip && f->redirect_to == -2;
 }
 
 /* Sets [*lo, *hi) to the run of sorted keys sharing keys[k]'s hash. */
@@ -223,13 +236,8 @@ static void find_compilations(site *s, const sections_index *x)
 			continue;
 		s->files[p].hp.skip = true;
 		s->c->compilations++;
-		if (!s->c->compilation_example) {
-			size_t n = strlen(s->files[p].rel) + strlen(s->files[example].rel) + 64;
-			s->c->compilation_example = malloc(n);
-			if (s->c->compilation_example)
-				snprintf(s->c->compilation_example, n, "%s repeats %d pages, %s among them",
-					 s->files[p].rel, nparts, s->files[example].rel);
-		}
+		describe_first(&s->c->compilation_example, "%s repeats %d pages, %s among them", s->files[p].rel,
+			       nparts, s->files[example].rel);
 	}
 done:
 	free(others);
@@ -339,13 +347,7 @@ static void find_copies(site *s)
 				continue;
 			s->files[i].redirect_to = kept;
 			s->c->copies++;
-			if (!s->c->copy_example) {
-				size_t sz = strlen(s->files[i].rel) + strlen(s->files[kept].rel) + 32;
-				s->c->copy_example = malloc(sz);
-				if (s->c->copy_example)
-					snprintf(s->c->copy_example, sz, "%s, the same as %s", s->files[i].rel,
-						 s->files[kept].rel);
-			}
+			describe_first(&s->c->copy_example, "%s, the same as %s", s->files[i].rel, s->files[kept].rel);
 		}
 		j = e;
 	}

@@ -359,6 +359,59 @@ static void keep_name(char *def)
 		*end = '\0';
 }
 
+/* The id of the dt that a definition list nested in a dd belongs to: the dt before the dd that
+ * holds node's dl, or NULL. */
+static const char *owner_id(const GumboNode *dt)
+{
+	const GumboNode *dl = dt->parent;
+	if (!dl || dl->type != GUMBO_NODE_ELEMENT || dl->v.element.tag != GUMBO_TAG_DL)
+		return NULL;
+	const GumboNode *dd = dl->parent;
+	if (!dd || dd->type != GUMBO_NODE_ELEMENT || dd->v.element.tag != GUMBO_TAG_DD || !dd->parent)
+		return NULL;
+	const GumboVector *sib = &dd->parent->v.element.children;
+	for (int i = (int)dd->index_within_parent - 1; i >= 0; i--) {
+		const GumboNode *n = sib->data[i];
+		if (n->type != GUMBO_NODE_ELEMENT)
+			continue;
+		if (n->v.element.tag != GUMBO_TAG_DT)
+			return NULL;
+		return attr(&n->v.element, "id");
+	}
+	return NULL;
+}
+
+/* A member's name as a reader writes it, qualified by its class ("Task.MaxRetriesExceededError",
+ * "str.join"), when the page shows it bare inside its class's definition: the dt's id is the
+ * owning dt's id, a dot and def's last word (API references that qualify their anchors fully,
+ * "celery.app.task.Task.MaxRetriesExceededError", and print the member's name alone). Returns a
+ * new string (the caller's to free), or NULL when def is no such member or already qualified, or
+ * out of memory. */
+static char *member_name(const GumboNode *dt, const char *id, const char *def)
+{
+	const char *owner = owner_id(dt);
+	size_t no = owner ? strlen(owner) : 0;
+	if (!no || strncmp(id, owner, no) != 0 || id[no] != '.')
+		return NULL;
+	const char *name = id + no + 1;
+	size_t nname = strlen(name);
+	const char *last = strrchr(def, ' ');
+	last = last ? last + 1 : def;
+	if (!nname || strchr(name, '.') || strcmp(last, name) != 0)
+		return NULL;
+	const char *cls = owner + no;
+	while (cls > owner && cls[-1] != '.')
+		cls--;
+	size_t ncls = (size_t)(owner + no - cls);
+	char *out = malloc(ncls + 1 + nname + 1);
+	if (!out)
+		return NULL;
+	memcpy(out, cls, ncls);
+	out[ncls] = '.';
+	memcpy(out + ncls + 1, name, nname + 1);
+	return out;
+}
+
 /* Two kinds of block are the site's navigation, as a nav element is:
  * - anywhere, a block of links to the pages before, after or above, named so (rel next, prev or
  *   up), the links holding NAV_PANEL_SHARE of its text (Texinfo's "Next: ..., Previous: ...,
@@ -492,6 +545,10 @@ static void body_node(body_state *st, const GumboNode *node)
 			keep_name(def);
 		if (def && add_string(&st->p->defs, &st->p->ndefs, def))
 			st->oom = true;
+		char *member = def ? member_name(node, id, def) : NULL;
+		if (member && add_string(&st->p->defs, &st->p->ndefs, member))
+			st->oom = true;
+		free(member);
 		free(def);
 	}
 	if (el->tag == GUMBO_TAG_P && !st->p->first_para) {

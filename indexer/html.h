@@ -76,6 +76,10 @@ typedef struct html_page {
 	char **defs;        /* the name each dt with an id inside the content root defines: its text,
 			     * a signature's before its parameters (keep_name) */
 	int ndefs;
+	char **code_heads;  /* the text of each section heading that is code alone (a name: a setting's
+			     * or an option's section); the site's pages decide which define it
+			     * (find_code_definitions) */
+	int ncode_heads;
 	html_sec *secs;     /* secs[0] is the lead */
 	int nsecs;
 	char *text;         /* every section's body, each NUL-terminated, one after another */

@@ -248,6 +248,32 @@ static bool admonition_title(const GumboNode *node)
 	return true;
 }
 
+/* Whether node's text is code alone: each of its text nodes with more than whitespace inside a
+ * code, tt, kbd, samp or var element (a permalink's mark left out, as text_of leaves it), and one
+ * at least. *any is set when one is found. */
+static bool code_only(const GumboNode *node, bool in_code, bool *any)
+{
+	if (node->type == GUMBO_NODE_TEXT || node->type == GUMBO_NODE_CDATA) {
+		for (const char *s = node->v.text.text; *s; s++)
+			if (!isspace((unsigned char)*s)) {
+				*any = true;
+				return in_code;
+			}
+		return true;
+	}
+	if (node->type != GUMBO_NODE_ELEMENT)
+		return true;
+	const GumboElement *el = &node->v.element;
+	if (el->tag == GUMBO_TAG_SCRIPT || el->tag == GUMBO_TAG_STYLE || is_permalink(el))
+		return true;
+	in_code |= el->tag == GUMBO_TAG_CODE || el->tag == GUMBO_TAG_TT || el->tag == GUMBO_TAG_KBD ||
+		   el->tag == GUMBO_TAG_SAMP || el->tag == GUMBO_TAG_VAR;
+	for (unsigned i = 0; i < el->children.length; i++)
+		if (!code_only(el->children.data[i], in_code, any))
+			return false;
+	return true;
+}
+
 static void body_heading(body_state *st, const GumboNode *node, int level)
 {
 	const GumboElement *el = &node->v.element;
@@ -279,6 +305,13 @@ static void body_heading(body_state *st, const GumboNode *node, int level)
 		return;
 	}
 	st->title_level = 0;
+	/* a heading that is a name in code alone may define it, as a dt does: a setting's or an
+	 * option's section ("<h3><code>FILE_UPLOAD_PERMISSIONS</code></h3>"), not "<code>WITH</code>
+	 * Clause" */
+	bool any = false;
+	if (heading && code_only(node, false, &any) && any &&
+	    add_string(&st->p->code_heads, &st->p->ncode_heads, heading))
+		st->oom = true;
 	new_section(st, level == 1 ? 2 : level, heading, pick_anchor(st, el), (int)el->start_pos.line);
 }
 
@@ -750,6 +783,9 @@ void html_page_free(html_page *p)
 	for (int i = 0; i < p->ndefs; i++)
 		free(p->defs[i]);
 	free(p->defs);
+	for (int i = 0; i < p->ncode_heads; i++)
+		free(p->code_heads[i]);
+	free(p->code_heads);
 	for (int i = 0; i < p->nsecs; i++) {
 		free(p->secs[i].heading);
 		free(p->secs[i].anchor);

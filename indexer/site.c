@@ -746,6 +746,7 @@ int site_load(corpus *c, const char *dir, const char *config_path, bool strict, 
 	find_error_pages(&s);
 	find_search_pages(&s);
 	find_repeats(&s);
+	find_code_definitions(&s);
 	find_title_affix(&s);
 	add_pages(&s);
 	/* the parsed pages' texts, freed page by page, lie between what is kept: given back */

@@ -134,6 +134,12 @@ void config_free(site_config *cfg);
  * page in. Never fails. */
 void find_repeats(site *s);
 
+/* Makes each page's code headings (html_page.code_heads) names it defines, but for a heading that
+ * CODE_HEADING_PAGES_MAX or more pages have (a release note's section of changes to a module, in
+ * every release's page: a recurring section, not the one place a name is explained). Out of
+ * memory leaves the pages' definitions as they were. Never fails. */
+void find_code_definitions(site *s);
+
 /* site_pages.c */
 
 /* Finds the part of the title most pages repeat, after (suffix) or before (prefix) a separator,

@@ -2,6 +2,7 @@
  * left out, and the copies of one page, all but one leading to it; found from the hashes of the
  * pages' section texts. */
 #include "site_internal.h"
+#include "html_internal.h"
 #include "error.h"
 
 #include <stdarg.h>
@@ -362,4 +363,53 @@ void find_repeats(site *s)
 		sections_index_free(&x);
 	}
 	find_copies(s);
+}
+
+/**************************************************************************************************
+** Headings that name what they explain.
+*/
+
+#define CODE_HEADING_PAGES_MAX 3
+
+void find_code_definitions(site *s)
+{
+	strmap pages = STRMAP_INIT;
+	atlas_arena keys = ATLAS_ARENA_INIT(16384);
+	pages.arena = &keys;
+	bool oom = false;
+	/* the pages each heading is in (a page counted once for a heading it repeats) */
+	for (int i = 0; i < s->nfiles && !oom; i++) {
+		const html_page *hp = &s->files[i].hp;
+		if (!is_page_file(&s->files[i]))
+			continue;
+		for (int k = 0; k < hp->ncode_heads && !oom; k++) {
+			bool again = false;
+			for (int j = 0; j < k && !again; j++)
+				again = strcmp(hp->code_heads[j], hp->code_heads[k]) == 0;
+			if (again)
+				continue;
+			int added = 0;
+			int *n = strmap_put(&pages, hp->code_heads[k], strlen(hp->code_heads[k]), 0, &added);
+			if (!n)
+				oom = true;
+			else
+				(*n)++;
+		}
+	}
+	for (int i = 0; i < s->nfiles; i++) {
+		html_page *hp = &s->files[i].hp;
+		for (int k = 0; k < hp->ncode_heads && !oom; k++) {
+			const int *n = strmap_get(&pages, hp->code_heads[k]);
+			if (n && *n < CODE_HEADING_PAGES_MAX && is_page_file(&s->files[i]) &&
+			    add_string(&hp->defs, &hp->ndefs, hp->code_heads[k]))
+				break; /* out of memory: the page's other headings stay headings */
+		}
+		for (int k = 0; k < hp->ncode_heads; k++)
+			free(hp->code_heads[k]);
+		free(hp->code_heads);
+		hp->code_heads = NULL;
+		hp->ncode_heads = 0;
+	}
+	strmap_free(&pages);
+	atlas_arena_free(&keys);
 }

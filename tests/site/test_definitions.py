@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Names a built page defines besides its dt texts, each found first by a search for it:
+
+- a class member printed bare inside its class's definition (Sphinx's API references anchor
+  "queue.jobs.Worker.RetryLimitReached" but print "exception RetryLimitReached" inside the dt of
+  "class queue.jobs.Worker"): it also defines "Worker.RetryLimitReached", which no page's text holds;
+- a section heading that is code alone ("<h3><code>retry_backoff_ceiling</code></h3>", a setting's
+  section) defines its name, so the settings page comes before the release notes that mention the
+  setting more often; a heading with words beside its code ("<code>WITH</code> Clause") does not,
+  and neither does a code heading that three pages or more have (a release note's section of
+  changes to one module, repeated in every release).
+
+Usage: test_definitions.py INDEXER QUERY WORK_DIR
+"""
+import os
+import shutil
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sitelib import build, check, finish, query  # noqa: E402
+
+
+def page(title, body):
+    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{title}</title></head>\n'
+            f'<body><main><h1>{title}</h1>\n{body}\n</main></body></html>\n')
+
+
+def release(version):
+    # each release mentions the setting in its prose three times and has a section on the module
+    return page(f'Release {version}', (
+        f'<p>Release {version} of the job queue changes how workers retry.</p>'
+        '<h2>Changes</h2><p>The <code>retry_backoff_ceiling</code> setting now caps the delay;'
+        ' <code>retry_backoff_ceiling</code> defaults to ten minutes, and a worker reads'
+        ' <code>retry_backoff_ceiling</code> once at start.</p>'
+        '<h3><code>queue.scheduler</code></h3><p>The scheduler wakes idle workers sooner than before'
+        f' in release {version}.</p>'))
+
+
+PAGES = {
+    'index.html': page('The Job Queue', '<p>A small job queue: workers, settings and releases.</p>'),
+    'api.html': page('Worker API', (
+        '<p>The worker runs jobs and retries the ones that fail.</p>'
+        '<dl class="py class"><dt class="sig sig-object py" id="queue.jobs.Worker">'
+        '<em class="property">class </em><span class="sig-prename">queue.jobs.</span>'
+        '<span class="sig-name">Worker</span>(<em>pool</em>)'
+        '<a class="headerlink" href="#queue.jobs.Worker">¶</a></dt>'
+        '<dd><p>Takes jobs from the pool and runs them one at a time.</p>'
+        '<dl class="py exception"><dt class="sig sig-object py" id="queue.jobs.Worker.RetryLimitReached">'
+        '<em class="property">exception </em><span class="sig-name">RetryLimitReached</span>'
+        '<a class="headerlink" href="#queue.jobs.Worker.RetryLimitReached">¶</a></dt>'
+        '<dd><p>Raised when a job has failed as many times as it may.</p></dd></dl>'
+        '<dl class="py method"><dt class="sig sig-object py" id="queue.jobs.Worker.drain">'
+        '<span class="sig-name">drain</span>(<em>timeout</em>)'
+        '<a class="headerlink" href="#queue.jobs.Worker.drain">¶</a></dt>'
+        '<dd><p>Finishes the running job and takes no other.</p></dd></dl>'
+        '</dd></dl>')),
+    # a settings reference of many settings, each its section: its headings field is long
+    'settings.html': page('Settings', (
+        '<p>Every setting a worker reads at start.</p>' +
+        ''.join(f'<h2><code>{area}_{what}_limit</code></h2><p>How many {what} the {area} allows.</p>'
+                for area in ('pool', 'broker', 'result', 'beat', 'event', 'log', 'task', 'queue')
+                for what in ('jobs', 'bytes', 'clients', 'files', 'hours')) +
+        '<h2><code>retry_backoff_ceiling</code><a class="headerlink" href="#rbc">¶</a></h2>'
+        '<p>The longest delay between two tries of a failed job.</p>'
+        '<h2><code>WITH</code> Clause</h2><p>How a job names the pool it runs in.</p>')),
+    'notes.html': page('Notes', '<p>The scheduler and the worker pool share one clock.</p>'),
+}
+for v in ('1.0', '1.1', '1.2'):
+    PAGES[f'release-{v}.html'] = release(v)
+
+
+def main():
+    indexer, query_bin, work = sys.argv[1:4]
+    site = os.path.join(work, 'definitions-site')
+    shutil.rmtree(site, ignore_errors=True)
+    os.makedirs(site)
+    for rel, html in PAGES.items():
+        with open(os.path.join(site, rel), 'w', encoding='utf-8') as f:
+            f.write(html)
+    db = os.path.join(work, 'definitions.db')
+    rc, _, err = build(indexer, site, db, '--quiet')
+    check(rc == 0, f'the site indexes (exit {rc}: {err.strip()[:200]})')
+
+    def first(q):
+        r = query(query_bin, db, q)['results']
+        return r[0]['path'] if r else None
+
+    def defs_score(q, path):
+        for h in query(query_bin, db, '--explain', q)['results']:
+            if h['path'] == path:
+                return float(h['explain'].split('defs ')[1].split()[0])
+        return None
+
+    got = first('Worker.RetryLimitReached')
+    check(got == '/api.html', f'"Worker.RetryLimitReached": the class\'s page first (got {got})')
+    got = first('Worker.drain')
+    check(got == '/api.html', f'"Worker.drain": the class\'s page first (got {got})')
+    got = first('retry_backoff_ceiling')
+    check(got == '/settings.html', f'"retry_backoff_ceiling": the setting\'s section first, not a release (got {got})')
+    got = defs_score('clause', '/settings.html')
+    check(got == 0.0, f'"<code>WITH</code> Clause" defines nothing (defs score {got})')
+    got = defs_score('queue.scheduler', '/release-1.0.html')
+    check(got == 0.0, f'a code heading on three pages defines nothing (defs score {got})')
+    return finish()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

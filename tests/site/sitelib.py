@@ -3,6 +3,8 @@
 Every test of tests/site prints one "ok"/"FAIL" line a check and exits 1 when any check failed.
 """
 import json
+import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -20,6 +22,17 @@ def check(ok, what):
 def finish():
     print(f'{len(failures)} failed' if failures else 'all passed')
     sys.exit(1 if failures else 0)
+
+
+def write_site(work, name, pages):
+    """Writes pages ({relative path: HTML}) as a new site WORK/NAME-site; returns its directory."""
+    site = os.path.join(work, f'{name}-site')
+    shutil.rmtree(site, ignore_errors=True)
+    for rel, html in pages.items():
+        os.makedirs(os.path.dirname(os.path.join(site, rel)), exist_ok=True)
+        with open(os.path.join(site, rel), 'w', encoding='utf-8') as f:
+            f.write(html)
+    return site
 
 
 def build(indexer, site, out, *extra):

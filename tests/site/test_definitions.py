@@ -13,11 +13,10 @@
 Usage: test_definitions.py INDEXER QUERY WORK_DIR
 """
 import os
-import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sitelib import build, check, finish, query  # noqa: E402
+from sitelib import build, check, finish, query, write_site  # noqa: E402
 
 
 def page(title, body):
@@ -71,12 +70,7 @@ for v in ('1.0', '1.1', '1.2'):
 
 def main():
     indexer, query_bin, work = sys.argv[1:4]
-    site = os.path.join(work, 'definitions-site')
-    shutil.rmtree(site, ignore_errors=True)
-    os.makedirs(site)
-    for rel, html in PAGES.items():
-        with open(os.path.join(site, rel), 'w', encoding='utf-8') as f:
-            f.write(html)
+    site = write_site(work, 'definitions', PAGES)
     db = os.path.join(work, 'definitions.db')
     rc, _, err = build(indexer, site, db, '--quiet')
     check(rc == 0, f'the site indexes (exit {rc}: {err.strip()[:200]})')

@@ -11,11 +11,10 @@ page in Notes"; from Zeta, Eta "Named after this page in Notes".
 Usage: test_list_order.py INDEXER QUERY WORK_DIR
 """
 import os
-import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sitelib import build, check, finish, query  # noqa: E402
+from sitelib import build, check, finish, query, write_site  # noqa: E402
 
 BODY = ('<p>This page explains one part of the storage engine: how rows are laid out, how pages split'
         ' and how the buffer cache keeps the pages most read.</p>')
@@ -40,12 +39,7 @@ for name in ('alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta'):
 
 def main():
     indexer, query_bin, work = sys.argv[1:4]
-    site = os.path.join(work, 'list-order-site')
-    shutil.rmtree(site, ignore_errors=True)
-    os.makedirs(site)
-    for rel, html in PAGES.items():
-        with open(os.path.join(site, rel), 'w', encoding='utf-8') as f:
-            f.write(html)
+    site = write_site(work, 'list-order', PAGES)
     db = os.path.join(work, 'list-order.db')
     rc, _, err = build(indexer, site, db, '--quiet')
     check(rc == 0, f'the site indexes (exit {rc}: {err.strip()[:200]})')

@@ -416,10 +416,10 @@ static const char *owner_id(const GumboNode *dt)
 
 /* A member's name as a reader writes it, qualified by its class ("Task.MaxRetriesExceededError",
  * "str.join"), when the page shows it bare inside its class's definition: the dt's id is the
- * owning dt's id, a dot and def's last word (API references that qualify their anchors fully,
- * "celery.app.task.Task.MaxRetriesExceededError", and print the member's name alone). Returns a
- * new string (the caller's to free), or NULL when def is no such member or already qualified, or
- * out of memory. */
+ * owning dt's id, a dot and a word of def (API references that qualify their anchors fully,
+ * "celery.app.task.Task.MaxRetriesExceededError", and print the member's name alone:
+ * "exception MaxRetriesExceededError", "acks_late = False"). Returns a new string (the caller's
+ * to free), or NULL when def is no such member or prints it qualified, or out of memory. */
 static char *member_name(const GumboNode *dt, const char *id, const char *def)
 {
 	const char *owner = owner_id(dt);
@@ -428,9 +428,18 @@ static char *member_name(const GumboNode *dt, const char *id, const char *def)
 		return NULL;
 	const char *name = id + no + 1;
 	size_t nname = strlen(name);
-	const char *last = strrchr(def, ' ');
-	last = last ? last + 1 : def;
-	if (!nname || strchr(name, '.') || strcmp(last, name) != 0)
+	if (!nname || strchr(name, '.'))
+		return NULL;
+	/* the name printed as a word of its own: after a keyword ("exception", "property") or none,
+	 * before its value or type ("acks_late = False", "app: Sphinx") or nothing */
+	const char *at = def;
+	while ((at = strstr(at, name)) != NULL) {
+		char after = at[nname];
+		if ((at == def || at[-1] == ' ') && (!after || after == ' ' || after == ':' || after == '='))
+			break;
+		at++;
+	}
+	if (!at)
 		return NULL;
 	const char *cls = owner + no;
 	while (cls > owner && cls[-1] != '.')

@@ -2,8 +2,9 @@
 """Names a built page defines besides its dt texts, each found first by a search for it:
 
 - a class member printed bare inside its class's definition (Sphinx's API references anchor
-  "queue.jobs.Worker.RetryLimitReached" but print "exception RetryLimitReached" inside the dt of
-  "class queue.jobs.Worker"): it also defines "Worker.RetryLimitReached", which no page's text holds;
+  "queue.jobs.Worker.RetryLimitReached" but print "exception RetryLimitReached" or "max_tries = 3"
+  inside the dt of "class queue.jobs.Worker"): it also defines "Worker.RetryLimitReached", which no
+  page's text holds;
 - a section heading that is code alone ("<h3><code>retry_backoff_ceiling</code></h3>", a setting's
   section) defines its name, so the settings page comes before the release notes that mention the
   setting more often; a heading with words beside its code ("<code>WITH</code> Clause") does not,
@@ -52,6 +53,9 @@ PAGES = {
         '<span class="sig-name">drain</span>(<em>timeout</em>)'
         '<a class="headerlink" href="#queue.jobs.Worker.drain">¶</a></dt>'
         '<dd><p>Finishes the running job and takes no other.</p></dd></dl>'
+        '<dl class="py attribute"><dt class="sig sig-object py" id="queue.jobs.Worker.max_tries">'
+        '<span class="sig-name">max_tries</span><em class="property"> = 3</em></dt>'
+        '<dd><p>How many times a job is tried before it is given up.</p></dd></dl>'
         '</dd></dl>')),
     # a settings reference of many settings, each its section: its headings field is long
     'settings.html': page('Settings', (
@@ -89,6 +93,8 @@ def main():
     check(got == '/api.html', f'"Worker.RetryLimitReached": the class\'s page first (got {got})')
     got = first('Worker.drain')
     check(got == '/api.html', f'"Worker.drain": the class\'s page first (got {got})')
+    got = first('Worker.max_tries')
+    check(got == '/api.html', f'"Worker.max_tries" (printed "max_tries = 3"): the class\'s page first (got {got})')
     got = first('retry_backoff_ceiling')
     check(got == '/settings.html', f'"retry_backoff_ceiling": the setting\'s section first, not a release (got {got})')
     got = defs_score('clause', '/settings.html')

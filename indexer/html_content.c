@@ -248,6 +248,8 @@ static bool admonition_title(const GumboNode *node)
 	return true;
 }
 
+static void keep_name(char *def);
+
 /* Whether node's text is code alone: each of its text nodes with more than whitespace inside a
  * code, tt, kbd, samp or var element (a permalink's mark left out, as text_of leaves it), and one
  * at least. *any is set when one is found. */
@@ -309,9 +311,15 @@ static void body_heading(body_state *st, const GumboNode *node, int level)
 	 * option's section ("<h3><code>FILE_UPLOAD_PERMISSIONS</code></h3>"), not "<code>WITH</code>
 	 * Clause" */
 	bool any = false;
-	if (heading && code_only(node, false, &any) && any &&
-	    add_string(&st->p->code_heads, &st->p->ncode_heads, heading))
-		st->oom = true;
+	if (heading && code_only(node, false, &any) && any) {
+		/* a signature's name, as a dt's ("fsPromises.access(path[, mode])") */
+		char *name = strdup(heading);
+		if (name)
+			keep_name(name);
+		if (!name || add_string(&st->p->code_heads, &st->p->ncode_heads, name))
+			st->oom = true;
+		free(name);
+	}
 	new_section(st, level == 1 ? 2 : level, heading, pick_anchor(st, el), (int)el->start_pos.line);
 }
 

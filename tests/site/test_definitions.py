@@ -6,8 +6,9 @@
   inside the dt of "class queue.jobs.Worker"): it also defines "Worker.RetryLimitReached", which no
   page's text holds;
 - a section heading that is code alone ("<h3><code>retry_backoff_ceiling</code></h3>", a setting's
-  section) defines its name, so the settings page comes before the release notes that mention the
-  setting more often; a heading with words beside its code ("<code>WITH</code> Clause") does not,
+  section; "<h2><code>Pool.resize(count[, timeout])</code></h2>", a signature, its name alone) defines
+  its name, so the settings page comes before the release notes that mention the setting more
+  often; a heading with words beside its code ("<code>WITH</code> Clause") does not,
   and neither does a code heading that three pages or more have (a release note's section of
   changes to one module, repeated in every release).
 
@@ -66,7 +67,8 @@ PAGES = {
         '<h2><code>retry_backoff_ceiling</code><a class="headerlink" href="#rbc">¶</a></h2>'
         '<p>The longest delay between two tries of a failed job.</p>'
         '<h2><code>WITH</code> Clause</h2><p>How a job names the pool it runs in.</p>')),
-    'notes.html': page('Notes', '<p>The scheduler and the worker pool share one clock.</p>'),
+    'notes.html': page('Notes', '<p>The scheduler and the worker pool share one clock.</p>'
+                       '<h2><code>Pool.resize(count[, timeout])</code></h2><p>Grows or shrinks the pool.</p>'),
 }
 for v in ('1.0', '1.1', '1.2'):
     PAGES[f'release-{v}.html'] = release(v)
@@ -97,6 +99,10 @@ def main():
     check(got == '/api.html', f'"Worker.max_tries" (printed "max_tries = 3"): the class\'s page first (got {got})')
     got = first('retry_backoff_ceiling')
     check(got == '/settings.html', f'"retry_backoff_ceiling": the setting\'s section first, not a release (got {got})')
+    got = defs_score('Pool.resize', '/notes.html')
+    check(got is not None and got > 0, f'a signature in code defines its name (defs score {got})')
+    got = defs_score('timeout', '/notes.html')
+    check(got == 0.0, f'... and not its parameters (defs score {got})')
     got = defs_score('clause', '/settings.html')
     check(got == 0.0, f'"<code>WITH</code> Clause" defines nothing (defs score {got})')
     got = defs_score('queue.scheduler', '/release-1.0.html')

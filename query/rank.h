@@ -50,6 +50,10 @@
  * IDF, times RANK_SEC_HEADING when it is in the heading, plus RANK_SEC_REPEAT of it for each of up
  * to RANK_SEC_REPEATS matches in the body. */
 #define RANK_SEC_HEADING 3.0
+/* A completion of the word being typed counts this much of its IDF in a section, at most this much
+ * of the typed word's: the word typed whole matters more ("fs.readFile" shows the section headed
+ * fs.readFile(...) before the one headed fs.readFileSync(...)). */
+#define RANK_SEC_COMPLETION 0.25
 #define RANK_SEC_REPEAT 0.25
 #define RANK_SEC_REPEATS 4
 /* Sections of a hit whose text is read, best first: for its snippet and up to 3 shown sections. */

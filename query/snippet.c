@@ -438,8 +438,9 @@ static void mark_title(atlas_engine *e, atlas_results *res, atlas_hit *hit, sect
 }
 
 /* Best-matching sections of every hit on the page, from the matches the candidate pass recorded:
- * each section scored by the phrases it holds (the phrase's IDF, RANK_SEC_HEADING times in the
- * heading, RANK_SEC_REPEAT more for each of up to RANK_SEC_REPEATS repeats in the body), text read
+ * each section scored by the phrases it holds (the phrase's IDF, a completion of the word being
+ * typed RANK_SEC_COMPLETION of it at most the word's; RANK_SEC_HEADING times in the heading,
+ * RANK_SEC_REPEAT more for each of up to RANK_SEC_REPEATS repeats in the body), text read
  * and highlighted only for the best SECTION_KEEP. The hit's snippet is the first of those with a
  * match in its body; a hit that has none shows its description. */
 void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
@@ -456,6 +457,11 @@ void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
 		for (int k = 0; k < t->nalts && p < FTS_MAX_PHRASES; k++)
 			w[p++] = t->alt_idf[k];
 	}
+	/* a completion of the word being typed weighs a part of the word itself (a longer word is
+	 * rarer, but the reader typed this one) */
+	double typed = pl->complete_to > pl->complete_from && pl->word_from < FTS_MAX_PHRASES ? w[pl->word_from] : 0;
+	for (int p = pl->complete_from; p < pl->complete_to && p < FTS_MAX_PHRASES; p++)
+		w[p] = RANK_SEC_COMPLETION * (w[p] < typed ? w[p] : typed);
 	phrase_words pw;
 	find_phrase_words(&pw, e->analyzer, pl);
 	sections_scratch x;

@@ -10,7 +10,10 @@
   its name, so the settings page comes before the release notes that mention the setting more
   often; a heading with words beside its code ("<code>WITH</code> Clause") does not,
   and neither does a code heading that three pages or more have (a release note's section of
-  changes to one module, repeated in every release).
+  changes to one module, repeated in every release);
+- of a page's sections, the one whose heading holds the word typed whole comes before one whose
+  heading holds a longer word it begins ("Pool.resize" shows "Pool.resize(count[, timeout])"
+  before "Pool.resizeto(count)", though the longer word is rarer).
 
 Usage: test_definitions.py INDEXER QUERY WORK_DIR
 """
@@ -34,11 +37,12 @@ def release(version):
         ' <code>retry_backoff_ceiling</code> defaults to ten minutes, and a worker reads'
         ' <code>retry_backoff_ceiling</code> once at start.</p>'
         '<h3><code>queue.scheduler</code></h3><p>The scheduler wakes idle workers sooner than before'
-        f' in release {version}.</p>'))
+        f' in release {version}, and Pool.resize takes effect at once.</p>'))
 
 
 PAGES = {
-    'index.html': page('The Job Queue', '<p>A small job queue: workers, settings and releases.</p>'),
+    'index.html': page('The Job Queue', '<p>A small job queue: workers, settings and releases; Pool.resize'
+                       ' sets how many workers run.</p>'),
     'api.html': page('Worker API', (
         '<p>The worker runs jobs and retries the ones that fail.</p>'
         '<dl class="py class"><dt class="sig sig-object py" id="queue.jobs.Worker">'
@@ -68,7 +72,9 @@ PAGES = {
         '<p>The longest delay between two tries of a failed job.</p>'
         '<h2><code>WITH</code> Clause</h2><p>How a job names the pool it runs in.</p>')),
     'notes.html': page('Notes', '<p>The scheduler and the worker pool share one clock.</p>'
-                       '<h2><code>Pool.resize(count[, timeout])</code></h2><p>Grows or shrinks the pool.</p>'),
+                       '<h2><code>Pool.resize(count[, timeout])</code></h2><p>Grows or shrinks the pool.</p>'
+                       '<h2><code>Pool.resizeto(count)</code></h2><p>As Pool.resize does, but waits: Pool.resize'
+                       ' returns at once, and Pool.resize is what most callers want.</p>'),
 }
 for v in ('1.0', '1.1', '1.2'):
     PAGES[f'release-{v}.html'] = release(v)
@@ -103,6 +109,10 @@ def main():
     check(got is not None and got > 0, f'a signature in code defines its name (defs score {got})')
     got = defs_score('timeout', '/notes.html')
     check(got == 0.0, f'... and not its parameters (defs score {got})')
+    # the word typed whole shows its own section first, not a completion's ("Pool.resizeto")
+    hit = [h for h in query(query_bin, db, 'Pool.resize')['results'] if h['path'] == '/notes.html']
+    got = hit[0]['sections'][0]['heading'] if hit and hit[0].get('sections') else None
+    check(got and got.startswith('<mark>Pool.resize</mark>('), f'"Pool.resize": its own section first (got {got})')
     got = defs_score('clause', '/settings.html')
     check(got == 0.0, f'"<code>WITH</code> Clause" defines nothing (defs score {got})')
     got = defs_score('queue.scheduler', '/release-1.0.html')

@@ -93,8 +93,8 @@ typedef struct section_text {
 /* The engine keeps a copy of every section's text, with its spans found (8 bytes a token), when
  * the texts take at most this many bytes in all (the index is then read into memory too), so that
  * a hit's sections cost no SQLite statement, no decompression and no analysis: about half of a
- * search of a manual of a thousand to two thousand pages, for memory about the index's size
- * (PostgreSQL's manual: 16 MB of texts, 17 MB more resident; p50 193 to 85 us). */
+ * search of a manual of a thousand to two thousand pages, for memory about the texts' size
+ * (docs/BENCHMARKS.md, "Section texts held"). */
 #define SECTION_TEXTS_MAX (32 << 20)
 
 /* Block size of the engine's arena: at least glibc's mmap threshold as atlas-serve sets it, so that

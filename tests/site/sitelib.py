@@ -24,15 +24,19 @@ def finish():
     sys.exit(1 if failures else 0)
 
 
-def write_site(work, name, pages):
-    """Writes pages ({relative path: HTML}) as a new site WORK/NAME-site; returns its directory."""
+def index_site(indexer, work, name, pages):
+    """Writes pages ({relative path: HTML}) as a new site WORK/NAME-site and indexes it into
+    WORK/NAME.db (--quiet), checking that it indexes; returns the index's path."""
     site = os.path.join(work, f'{name}-site')
     shutil.rmtree(site, ignore_errors=True)
     for rel, html in pages.items():
         os.makedirs(os.path.dirname(os.path.join(site, rel)), exist_ok=True)
         with open(os.path.join(site, rel), 'w', encoding='utf-8') as f:
             f.write(html)
-    return site
+    db = os.path.join(work, f'{name}.db')
+    rc, _, err = build(indexer, site, db, '--quiet')
+    check(rc == 0, f'the site indexes (exit {rc}: {err.strip()[:200]})')
+    return db
 
 
 def build(indexer, site, out, *extra):

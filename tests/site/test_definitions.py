@@ -21,7 +21,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sitelib import build, check, finish, query, write_site  # noqa: E402
+from sitelib import check, finish, index_site, query  # noqa: E402
 
 
 def page(title, body):
@@ -82,10 +82,7 @@ for v in ('1.0', '1.1', '1.2'):
 
 def main():
     indexer, query_bin, work = sys.argv[1:4]
-    site = write_site(work, 'definitions', PAGES)
-    db = os.path.join(work, 'definitions.db')
-    rc, _, err = build(indexer, site, db, '--quiet')
-    check(rc == 0, f'the site indexes (exit {rc}: {err.strip()[:200]})')
+    db = index_site(indexer, work, 'definitions', PAGES)
 
     def first(q):
         r = query(query_bin, db, q)['results']

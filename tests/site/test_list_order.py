@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sitelib import build, check, finish, query, write_site  # noqa: E402
+from sitelib import check, finish, index_site, query  # noqa: E402
 
 BODY = ('<p>This page explains one part of the storage engine: how rows are laid out, how pages split'
         ' and how the buffer cache keeps the pages most read.</p>')
@@ -39,10 +39,7 @@ for name in ('alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta'):
 
 def main():
     indexer, query_bin, work = sys.argv[1:4]
-    site = write_site(work, 'list-order', PAGES)
-    db = os.path.join(work, 'list-order.db')
-    rc, _, err = build(indexer, site, db, '--quiet')
-    check(rc == 0, f'the site indexes (exit {rc}: {err.strip()[:200]})')
+    db = index_site(indexer, work, 'list-order', PAGES)
 
     def reasons(src, dst):
         for s in query(query_bin, db, '--next', src, '--limit', '10')['suggestions']:

@@ -400,6 +400,30 @@ static void form_add(form_set *f, const char *s, int n)
 	f->len[f->n++] = n;
 }
 
+/* The dashes (1 or 2) before the word at text[start] when it is written as a command-line
+ * option ("-v", "--log-level"): the dashes begin the text or follow a blank or an opening mark,
+ * and a letter follows them. 0 for any other word ("well-known", "a - b", "-1"). */
+static int option_dashes(const char *text, int start)
+{
+	if (start < 1 || text[start - 1] != '-' || !isalpha((unsigned char)text[start]))
+		return 0;
+	int d = start >= 2 && text[start - 2] == '-' ? 2 : 1;
+	char before = start - d > 0 ? text[start - d - 1] : ' ';
+	return before && strchr(" \t\n\r([{\"'`,;=|>", before) ? d : 0;
+}
+
+/* Writes the option form of group [p0, p1) whose word is preceded by d dashes (option_dashes):
+ * the dashes and the group's compound, folded, unstemmed ("--log-level", "-v"). Returns its
+ * length, or -1 when it does not fit in buf of cap bytes (the form is then not made). */
+static int option_form(const atlas_analyzer *a, const char *text, int p0, int p1, int d, char *buf, int cap)
+{
+	if (p1 - p0 > ATLAS_MAX_COMPOUND_PARTS || cap <= d)
+		return -1;
+	memset(buf, '-', (size_t)d);
+	int len = compound_of(a, text, p0, p1 - 1, buf + d, cap - d);
+	return len < 0 ? -1 : d + len;
+}
+
 static int emit_group(atlas_analyzer *a, int flags, const char *text, int p0, int p1,
 		      atlas_token_fn fn, void *ctx)
 {
@@ -424,6 +448,13 @@ static int emit_group(atlas_analyzer *a, int flags, const char *text, int p0, in
 	 * with joiners ("shard_map") is no word and stays as it is. The surface forms (what the
 	 * vocabulary counts, what a query's words are looked up by) are never stemmed. */
 	int stem_compounds = !prefix && !(flags & ATLAS_ANALYZE_SURFACE);
+	/* an option ("--expires") is also written with its dashes, colocated, as a query phrase of
+	 * it alone asks for it: the page that defines the option, not every page saying "expires" */
+	int dashes = prefix || (flags & ATLAS_TOKENIZE_PARTS) ? 0 : option_dashes(text, a->parts[p0].start);
+	char option[512];
+	int olen = dashes ? option_form(a, text, p0, p1, dashes, option, sizeof(option)) : -1;
+	if (query && olen > 0)
+		return fn(ctx, 0, option, olen, a->parts[p0].start - dashes, a->parts[p1 - 1].end);
 	if (query && nparts > 1 && nparts <= ATLAS_MAX_COMPOUND_PARTS && !(flags & ATLAS_TOKENIZE_PARTS)) {
 		int len = compound_of(a, text, p0, p1 - 1, comp, sizeof(comp));
 		if (len > 0 && stem_compounds && a->parts[p0].tok == a->parts[p1 - 1].tok)
@@ -460,6 +491,10 @@ static int emit_group(atlas_analyzer *a, int flags, const char *text, int p0, in
 		if ((flags & ATLAS_ANALYZE_SURFACE) && !form_has(&done, word, wlen)) {
 			rc = fn(ctx, FTS5_TOKEN_COLOCATED, word, wlen, pt->start, pt->end);
 			form_add(&done, word, wlen);
+		}
+		if (!rc && i == p0 && olen > 0 && !form_has(&done, option, olen)) {
+			rc = fn(ctx, FTS5_TOKEN_COLOCATED, option, olen, pt->start - dashes, a->parts[p1 - 1].end);
+			form_add(&done, option, olen);
 		}
 		for (int j = i + 1; !rc && j < p1 && j - i < ATLAS_MAX_COMPOUND_PARTS; j++) {
 			int len = compound_of(a, text, i, j, comp, sizeof(comp));

@@ -8,7 +8,7 @@
 #include "error.h"
 
 /* Bumped whenever a table or column changes meaning; readers refuse other versions. */
-#define ATLAS_SCHEMA_VERSION 19
+#define ATLAS_SCHEMA_VERSION 20
 
 /* The most bytes of a term's postings kept in its row of table postings; more go to postings_spill. */
 #define ATLAS_POSTINGS_INLINE_MAX 800

@@ -1,5 +1,6 @@
 /* plan.c - a search's terms and their MATCH expressions: the reader's words analyzed, with
  * synonyms, spelling corrections and the completions of the word being typed. */
+#include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -532,12 +533,38 @@ static void unquote(plan *pl, const query_clause *cl, const units_ctx *u)
 	}
 }
 
+/* A clause typed as a command-line option ("--expires", "-k" alone, "--log-level=debug") also
+ * asks for its first word with the dashes, as the analyzer writes an option beside its word: the
+ * page that defines the option comes before those that only use the word. */
+static void option_alt(qterm *t, const query_clause *cl, int nclauses)
+{
+	const char *w = cl->text;
+	int d = 0;
+	if (cl->negated)
+		d = nclauses == 1; /* "-k" alone: an option's name, not an exclusion */
+	else
+		while (d < 2 && w[d] == '-')
+			d++;
+	if (!cl->negated)
+		w += d;
+	if (!d || !isalpha((unsigned char)w[0]))
+		return;
+	char buf[300];
+	int n = snprintf(buf, sizeof(buf), "%.*s%s", d, "--", t->word);
+	int k = t->nalts;
+	if (n > 0 && n < (int)sizeof(buf))
+		add_alt(t, buf, (size_t)n, false);
+	if (t->nalts > k)
+		t->option_alt = k;
+}
+
 static qterm *new_term(plan *pl)
 {
 	if (pl->nterms == MAX_TERMS)
 		return NULL;
 	qterm *t = &pl->terms[pl->nterms++];
 	memset(t, 0, sizeof(*t));
+	t->option_alt = -1;
 	return t;
 }
 
@@ -598,6 +625,8 @@ void analyze_query(atlas_engine *e, plan *pl, const parsed_query *q)
 				add_alt(t, t->word, strlen(t->word), false);
 			else {
 				word_alts(t, t->word);
+				if (i == 0)
+					option_alt(t, cl, q->nclauses);
 				if (u.n == 1)
 					hump_alts(e, t, cl->text);
 				plural_alt(e, t);
@@ -654,6 +683,8 @@ static void term_group(strbuf *out, const qterm *t, plan *pl, bool record, bool 
 		if (record && pl->nphrases < MAX_PHRASES) {
 			pl->phrase_term[pl->nphrases] = (int)(t - pl->terms);
 			pl->term_phrases[t - pl->terms] |= (sqlite3_int64)1 << pl->nphrases;
+			if (k == t->option_alt)
+				pl->option_phrases[t - pl->terms] = (sqlite3_int64)1 << pl->nphrases;
 		}
 		if (record)
 			pl->nphrases++;

@@ -31,6 +31,9 @@ typedef struct qterm {
 	/* a prefix word every vocabulary word starting with which is matched by one of its phrases
 	 * (itself, a completion taken, or a part of an identifier): its phrases' matches say all */
 	bool prefix_covered;
+	/* the alternative of the word typed as a command-line option ("--timeout"), or -1: such a
+	 * word is in a title or a path only as that option */
+	int option_alt;
 } qterm;
 
 typedef struct plan {
@@ -43,6 +46,7 @@ typedef struct plan {
 	strbuf excluded;         /* the negated terms' groups, any of them, for the fts table */
 	int phrase_term[MAX_PHRASES + 1];  /* relaxed expression: phrase index -> term */
 	sqlite3_int64 term_phrases[MAX_TERMS]; /* term -> its phrases in the relaxed expression */
+	sqlite3_int64 option_phrases[MAX_TERMS]; /* term -> its option's phrase there (option_alt) */
 	int est_df;              /* pages the rarest content word's alternatives are on, at most (by
 				    stems): the work of step 1, counted as far as it passes
 				    RANK_BROAD_DF or not */

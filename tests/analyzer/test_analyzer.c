@@ -232,6 +232,19 @@ int main(void)
 	 * written twice at a position would count twice, and the engine holds no such index */
 	expect_tokens(a, FTS5_TOKENIZE_DOCUMENT, "abcDilL", "abc +abcdil dil +dill l");
 	expect_tokens(a, FTS5_TOKENIZE_DOCUMENT, "Status", "status");
+	/* an option is written with its dashes too, and a query phrase of it alone asks for that;
+	 * a word joined by a dash, a dash between blanks or before a digit makes none */
+	expect_tokens(a, FTS5_TOKENIZE_DOCUMENT, "celery call --expires <expires>",
+		      "celeri call expir +--expires expir");
+	expect_tokens(a, FTS5_TOKENIZE_DOCUMENT, "use -v or (-Wall)", "use v +-v or wall +-wall");
+	expect_tokens(a, FTS5_TOKENIZE_DOCUMENT, "--log-level=DEBUG",
+		      "log +--log-level +log-level level debug");
+	expect_tokens(a, FTS5_TOKENIZE_QUERY, "--expires", "--expires");
+	expect_tokens(a, FTS5_TOKENIZE_QUERY, "\"--log-level\"", "--log-level");
+	expect_tokens(a, FTS5_TOKENIZE_QUERY | FTS5_TOKENIZE_PREFIX, "--expires", "expires");
+	expect_tokens(a, FTS5_TOKENIZE_QUERY, "call --expires", "call expir");
+	expect_tokens(a, FTS5_TOKENIZE_DOCUMENT, "well-known a - b x-1 -1 ---x",
+		      "well +well-known known a b x +x-1 1 1 x");
 	/* a tap on the index's analysis sees every position's range as aux mode finds them: ASCII
 	 * (the fast splitters), identifiers and humps, and text only unicode61 splits */
 	expect_tap(db, a,

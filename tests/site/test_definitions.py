@@ -13,7 +13,10 @@
   changes to one module, repeated in every release);
 - of a page's sections, the one whose heading holds the word typed whole comes before one whose
   heading holds a longer word it begins ("Pool.resize" shows "Pool.resize(count[, timeout])"
-  before "Pool.resizeto(count)", though the longer word is rarer).
+  before "Pool.resizeto(count)", though the longer word is rarer);
+- an option typed with its dashes ("--timeout", "-k" alone) finds the page that defines it before
+  the pages that only say its word; one being typed ("--pool") is completed to the options pages
+  write ("--pool-size").
 
 Usage: test_definitions.py INDEXER QUERY WORK_DIR
 """
@@ -75,6 +78,21 @@ PAGES = {
                        '<h2><code>Pool.resize(count[, timeout])</code></h2><p>Grows or shrinks the pool.</p>'
                        '<h2><code>Pool.resizeto(count)</code></h2><p>As Pool.resize does, but waits: Pool.resize'
                        ' returns at once, and Pool.resize is what most callers want.</p>'),
+    # a command's options, each a definition among many; another page is all about timeouts
+    'cli.html': page('Command Line Interface', (
+        '<p>The worker command and its options.</p><dl class="std option">' +
+        ''.join(f'<dt class="sig sig-object std" id="cmdoption-worker-{o}">'
+                f'<span class="sig-name descname"><span class="pre">--{o}</span></span>'
+                f'<span class="sig-prename descclassname"> <span class="pre">&lt;{o}&gt;</span></span></dt>'
+                f'<dd><p>Sets the worker\'s {o.replace("-", " ")}.</p></dd>'
+                for o in ('pool-size', 'log-level', 'log-file', 'pid-file', 'hostname', 'queues',
+                          'prefetch', 'autoscale', 'max-memory', 'max-jobs', 'beat', 'events', 'timeout')) +
+        '<dt class="sig sig-object std" id="cmdoption-worker-k"><span class="sig-name descname">'
+        '<span class="pre">-k</span></span></dt><dd><p>Keeps the pool\'s jobs when the worker stops.</p></dd>'
+        '</dl>')),
+    'timeouts.html': page('Timeouts', (
+        '<p>A job\'s timeout bounds how long it runs: past its timeout the worker stops it. The'
+        ' timeout of a job is its own or the worker\'s; a k of jobs past their timeout is logged.</p>')),
 }
 for v in ('1.0', '1.1', '1.2'):
     PAGES[f'release-{v}.html'] = release(v)
@@ -85,7 +103,7 @@ def main():
     db = index_site(indexer, work, 'definitions', PAGES)
 
     def first(q):
-        r = query(query_bin, db, q)['results']
+        r = query(query_bin, db, '--', q)['results']
         return r[0]['path'] if r else None
 
     def defs_score(q, path):
@@ -114,6 +132,15 @@ def main():
     check(got == 0.0, f'"<code>WITH</code> Clause" defines nothing (defs score {got})')
     got = defs_score('queue.scheduler', '/release-1.0.html')
     check(got == 0.0, f'a code heading on three pages defines nothing (defs score {got})')
+    # an option typed with its dashes finds the page that defines it, not the pages of its word
+    for q in ('--timeout', '-k', 'worker --timeout', '--log-level'):
+        got = first(q)
+        check(got == '/cli.html', f'"{q}": the page defining the option first (got {got})')
+    # ... and one being typed is completed from the options the pages write
+    got = [x['text'] for x in query(query_bin, db, '--suggest', '--pool')['suggestions'] if x['kind'] == 'query']
+    check(got == ['--pool-size'], f'"--pool" typed: completed to the option, not the word (got {got})')
+    got = first('timeout')
+    check(got == '/timeouts.html', f'"timeout", no dashes: the page about timeouts first (got {got})')
     return finish()
 
 

@@ -462,6 +462,29 @@ static char *member_name(const GumboNode *dt, const char *id, const char *def)
 	return out;
 }
 
+/* The name that an element's id defines as Sphinx writes the targets of its index entries, on an
+ * empty span or on the element that follows it: "std-TYPE-NAME" (an object of a type a project
+ * adds: a setting "std-setting-TEMPLATES-NAME", a lookup "std-fieldlookup-arrayfield.contained_by",
+ * a signal) and "module-NAME" (a module declared on the page, "module-django.http"), the latter
+ * only when NAME has a dot, an underscore or a capital, which no anchor made from a heading has
+ * ("module-overview" is the section "Module Overview"). Returns a new string (the caller's to
+ * free), or NULL when id is no such target, or out of memory. */
+static char *target_name(const char *id)
+{
+	const char *name = NULL;
+	if (strncmp(id, "std-", 4) == 0) {
+		const char *t = id + 4;
+		while (*t >= 'a' && *t <= 'z')
+			t++;
+		if (t > id + 4 && *t == '-')
+			name = t + 1;
+	} else if (strncmp(id, "module-", 7) == 0 && strpbrk(id + 7, "._ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+		name = id + 7;
+	if (!name || !*name || strchr(name, ' '))
+		return NULL;
+	return strdup(name);
+}
+
 /* Two kinds of block are the site's navigation, as a nav element is:
  * - anywhere, a block of links to the pages before, after or above, named so (rel next, prev or
  *   up), the links holding NAV_PANEL_SHARE of its text (Texinfo's "Next: ..., Previous: ...,
@@ -600,6 +623,12 @@ static void body_node(body_state *st, const GumboNode *node)
 			st->oom = true;
 		free(member);
 		free(def);
+	}
+	if (id && *id) {
+		char *target = target_name(id);
+		if (target && add_string(&st->p->defs, &st->p->ndefs, target))
+			st->oom = true;
+		free(target);
 	}
 	if (el->tag == GUMBO_TAG_P && !st->p->first_para) {
 		char *t = text_of(node);

@@ -14,6 +14,9 @@
 - of a page's sections, the one whose heading holds the word typed whole comes before one whose
   heading holds a longer word it begins ("Pool.resize" shows "Pool.resize(count[, timeout])"
   before "Pool.resizeto(count)", though the longer word is rarer);
+- a Sphinx target, on an empty span or on the element after it, of a module ("module-queue.stores",
+  not "module-overview", a heading's anchor) or of a project's object type
+  ("std-setting-STORES-TTL") defines its name;
 - an option typed with its dashes ("--timeout", "-k" alone) finds the page that defines it before
   the pages that only say its word; one being typed ("--pool") is completed to the options pages
   write ("--pool-size").
@@ -93,6 +96,17 @@ PAGES = {
     'timeouts.html': page('Timeouts', (
         '<p>A job\'s timeout bounds how long it runs: past its timeout the worker stops it. The'
         ' timeout of a job is its own or the worker\'s; a k of jobs past their timeout is logged.</p>')),
+    # Sphinx's targets: a module declared on a page whose title does not name it, a project's
+    # own object type (a setting inside a setting's section); a section "Module overview" is none
+    'stores.html': page('Result Stores', (
+        '<section id="module-queue.stores"><span id="std-setting-STORES-TTL"></span>'
+        '<p>Where a finished job\'s result is kept, and for how long.</p>'
+        '<h4><code>TTL</code></h4><p>Seconds a result is kept.</p></section>'
+        '<section id="module-overview"><h2>Module overview</h2><p>One store per backend.</p></section>')),
+    'stores-howto.html': page('Choosing a store', (
+        '<p>The queue.stores package holds the stores. Import a store from queue.stores, or name'
+        ' it in the settings: queue.stores reads the TTL of each store from them. A stores TTL'
+        ' setting too short loses results.</p>')),
 }
 for v in ('1.0', '1.1', '1.2'):
     PAGES[f'release-{v}.html'] = release(v)
@@ -132,6 +146,11 @@ def main():
     check(got == 0.0, f'"<code>WITH</code> Clause" defines nothing (defs score {got})')
     got = defs_score('queue.scheduler', '/release-1.0.html')
     check(got == 0.0, f'a code heading on three pages defines nothing (defs score {got})')
+    for q, want in (('queue.stores', '/stores.html'), ('STORES-TTL', '/stores.html')):
+        got = first(q)
+        check(got == want, f'"{q}": the page of its Sphinx target first (got {got})')
+    got = defs_score('overview', '/stores.html')
+    check(got == 0.0, f'the section "Module overview" (id module-overview) defines nothing (defs score {got})')
     # an option typed with its dashes finds the page that defines it, not the pages of its word
     for q in ('--timeout', '-k', 'worker --timeout', '--log-level'):
         got = first(q)

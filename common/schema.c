@@ -59,12 +59,14 @@ const char atlas_schema_sql[] =
 	ATLAS_SCHEMA_DICTIONARIES_SQL
 	ATLAS_SCHEMA_SOURCES_SQL
 	/* one row per page; type is explainer|guide|topic|page; topics is a JSON array of paths; a
-	 * page's URL is meta's site_url followed by its path */
+	 * page's URL is meta's site_url followed by its path; source is the file it was read from;
+	 * code_listing is 1 for a program's source shown whole (a built site's code listing, such as
+	 * Sphinx's viewcode pages), which ranks below the pages that explain it */
 	"CREATE TABLE docs(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, type TEXT NOT NULL,"
 	" title TEXT NOT NULL, description TEXT NOT NULL, keywords TEXT NOT NULL,"
 	" topics TEXT NOT NULL, priority REAL NOT NULL, lastmod TEXT NOT NULL, image TEXT NOT NULL,"
 	" words INTEGER NOT NULL, first_section INTEGER NOT NULL, last_section INTEGER NOT NULL,"
-	" source TEXT NOT NULL);\n"
+	" source TEXT NOT NULL, code_listing INTEGER NOT NULL);\n"
 	/* sections of a page in order; ord 0 is the lead (heading: the title; body: the description, a
 	 * newline and the text before the first heading). Their tokens are positions of the fts
 	 * columns: heading_tokens of the headings column (of the title for ord 0), lead_tokens of the

@@ -243,6 +243,7 @@ static int insert_doc(writer *w, sqlite3_stmt *doc, int id, const page *p, const
 	sqlite3_bind_int(doc, 12, first_section);
 	sqlite3_bind_int(doc, 13, first_section + p->nsecs - 1);
 	sqlite3_bind_text(doc, 14, p->file, -1, SQLITE_STATIC);
+	sqlite3_bind_int(doc, 15, p->source);
 	return step_reset(w, doc, "insert document");
 }
 
@@ -252,7 +253,7 @@ static int insert_doc(writer *w, sqlite3_stmt *doc, int id, const page *p, const
 static int write_docs(writer *w, const corpus *c, build_stats *stats)
 {
 	sqlite3_stmt *doc = NULL, *sec = NULL, *fts = NULL, *dt = NULL;
-	int rc = prepare(w, &doc, "INSERT INTO docs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	int rc = prepare(w, &doc, "INSERT INTO docs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (!rc)
 		rc = prepare(w, &sec, "INSERT INTO sections VALUES(?,?,?,?,?,?,?,?,?,?)");
 	atlas_analyzer *a = NULL;

@@ -88,6 +88,7 @@ typedef struct page {
 	page_link *links;
 	int nlinks;
 	int words;
+	bool source;        /* a program's source shown whole (a built site's code listing) */
 	size_t lead_len;    /* bytes of secs[0].body taken by the description and its newline */
 	char *fm_text;      /* front matter text, for locating fields in messages: a guide's, for
 			     * its steps, until corpus_load has checked the whole corpus; freed (NULL)

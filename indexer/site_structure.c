@@ -380,6 +380,7 @@ void assign_types(site *s)
 		else if ((is_root(f) && p->type != ATLAS_TYPE_GUIDE) || (index_page && index_page[fi]) ||
 			 ((listing || source) && p->type != ATLAS_TYPE_GUIDE))
 			p->type = ATLAS_TYPE_PAGE;
+		p->source = source;
 		if (listing && p->type != ATLAS_TYPE_GUIDE) {
 			for (int k = 0; k < p->ndefs; k++)
 				free(p->defs[k]);

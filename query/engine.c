@@ -181,7 +181,7 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 			       " (SELECT value FROM " ATLAS_META_TABLE " WHERE key = '" ATLAS_META_SITE_URL "') || path, title,"
 			       " type, description, topics, priority,"
 			       " first_section, last_section, keywords, lastmod, image, words,"
-			       " (SELECT count(*) FROM links WHERE src = docs.id) FROM docs ORDER BY id",
+			       " (SELECT count(*) FROM links WHERE src = docs.id), code_listing FROM docs ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return atlas_error_set(err, ATLAS_ESQL, "read documents: %s", sqlite3_errmsg(e->db));
 	int cap = 0;
@@ -203,6 +203,7 @@ static int load_docs(atlas_engine *e, atlas_error *err)
 		d->first_section = sqlite3_column_int(st, 8);
 		d->last_section = sqlite3_column_int(st, 9);
 		d->listing = listing_of(sqlite3_column_int(st, 14), sqlite3_column_int(st, 13));
+		d->code_listing = sqlite3_column_int(st, 15) != 0;
 		cJSON *tj = cJSON_Parse((const char *)sqlite3_column_text(st, 6));
 		int nt = cJSON_IsArray(tj) ? cJSON_GetArraySize(tj) : 0;
 		d->topics = atlas_arena_alloc(&e->strings, ((size_t)nt + 1) * sizeof(char *));

@@ -207,6 +207,7 @@ typedef struct atlas_doc {
 	int title_content;   /* how many of those are not stop words */
 	bool json_plain;     /* path, url, title, type and topics hold no byte JSON escapes */
 	double listing;      /* 0 to 1: how much the page is a list of links rather than content */
+	bool code_listing;   /* a program's source shown whole (docs.code_listing) */
 } atlas_doc;
 
 /* Opens the index at path read-only and loads what queries need into memory (the whole file when

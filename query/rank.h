@@ -19,7 +19,7 @@
  * Path and proximity are computed only for pages they could bring into the page of results shown.
  * Coverage weighs each content word by its IDF, log(1 + N / (df + 1)), so a rare word decides
  * more than a common one.
- *   type      per page type
+ *   type      per page type, times RANK_CODE_LISTING for a code listing
  *   priority  RANK_PRIORITY_BASE + RANK_PRIORITY_SCALE * sitemap priority
  */
 #ifndef ATLAS_RANK_H
@@ -88,6 +88,10 @@
  * RANK_LISTING_DENSITY_FROM links per 100 words, 1 from RANK_LISTING_DENSITY_FULL, linear
  * between (query/engine.c: listing_of). */
 #define RANK_LISTING_PRIOR 0.6
+/* a program's source shown whole (docs.code_listing: Sphinx's viewcode, rustdoc's src/), besides
+ * its type's factor: a reader looks for the page that explains a module before its code, whose
+ * title is the module's name */
+#define RANK_CODE_LISTING 0.5
 #define RANK_LISTING_MIN_LINKS 8
 #define RANK_LISTING_DENSITY_FROM 1.0
 #define RANK_LISTING_DENSITY_FULL 4.0

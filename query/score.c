@@ -7,12 +7,14 @@
 #include "rank.h"
 #include "search_internal.h"
 #include "stopwords.h"
-double type_weight(int type_id)
+
+double type_weight(const atlas_doc *doc)
 {
 	static const double w[] = { [ATLAS_TYPE_EXPLAINER] = RANK_TYPE_EXPLAINER, [ATLAS_TYPE_GUIDE] = RANK_TYPE_GUIDE,
 				    [ATLAS_TYPE_TOPIC] = RANK_TYPE_TOPIC, [ATLAS_TYPE_PAGE] = RANK_TYPE_PAGE,
 				    [ATLAS_TYPE_OTHER] = RANK_TYPE_PAGE };
-	return type_id >= 0 && type_id <= ATLAS_TYPE_OTHER ? w[type_id] : RANK_TYPE_PAGE;
+	int t = doc->type_id;
+	return (t >= 0 && t <= ATLAS_TYPE_OTHER ? w[t] : RANK_TYPE_PAGE) * (doc->code_listing ? RANK_CODE_LISTING : 1.0);
 }
 
 static void add_title_pat(atlas_engine *e, qterm *t, const char *text, bool prefix)
@@ -696,7 +698,7 @@ double score_candidate(const plan *pl, candidate *c, const atlas_doc *doc, const
 							    doc->keywords_sig, doc->keywords_words)
 			     : 0;
 	double cov = coverage_of(pl, c);
-	double tw = type_weight(doc->type_id);
+	double tw = type_weight(doc);
 	double pw = priority_weight(doc);
 	bool ponly = prefix_only(pl, c);
 	if (doc->listing > 0 && title < 1.0)

@@ -455,7 +455,7 @@ static int fill_page(atlas_results *res, atlas_engine *e, const plan *pl, const 
 		if (p->explain) {
 			const atlas_doc *doc = &e->docs[h->doc];
 			candidate *c = &e->cand[h->doc];
-			fill_explain(e, h, pl, c, c->title, c->exact, coverage_of(pl, c), type_weight(doc->type_id),
+			fill_explain(e, h, pl, c, c->title, c->exact, coverage_of(pl, c), type_weight(doc),
 				     priority_weight(doc), prefix_only(pl, c));
 		}
 	}

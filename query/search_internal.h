@@ -138,8 +138,9 @@ typedef struct ranked {
 
 /* score.c */
 
-/* The weight of a page of type type_id (rank.h's RANK_TYPE_*). */
-double type_weight(int type_id);
+/* The weight of page doc by its type (rank.h's RANK_TYPE_*), times RANK_CODE_LISTING for a code
+ * listing. */
+double type_weight(const atlas_doc *doc);
 /* Computes, once per query, the IDF of every content term and alternative (in phrase order, for
  * atlas_rank), pl's estimates of the work (est_df, est_any) and the title patterns of every
  * content term. A pattern that cannot be allocated is left out. */

@@ -17,6 +17,8 @@
 - a Sphinx target, on an empty span or on the element after it, of a module ("module-queue.stores",
   not "module-overview", a heading's anchor) or of a project's object type
   ("std-setting-STORES-TTL") defines its name;
+- a program's source shown whole (Sphinx's viewcode page of a module, titled by its name) comes
+  after the page that declares its module;
 - an option typed with its dashes ("--timeout", "-k" alone) finds the page that defines it before
   the pages that only say its word; one being typed ("--pool") is completed to the options pages
   write ("--pool-size").
@@ -100,9 +102,15 @@ PAGES = {
     # own object type (a setting inside a setting's section); a section "Module overview" is none
     'stores.html': page('Result Stores', (
         '<section id="module-queue.stores"><span id="std-setting-STORES-TTL"></span>'
-        '<p>Where a finished job\'s result is kept, and for how long.</p>'
+        '<p>Where a finished job\'s result is kept, and for how long: the stores of queue.stores'
+        ' keep each result until its TTL runs out.</p>'
         '<h4><code>TTL</code></h4><p>Seconds a result is kept.</p></section>'
         '<section id="module-overview"><h2>Module overview</h2><p>One store per backend.</p></section>')),
+    # a module's code as Sphinx's viewcode shows it: titled by the module's name, code whole
+    '_modules/queue/stores/redis.html': page('queue.stores.redis', (
+        '<p>Source code for queue.stores.redis</p><div class="highlight"><pre>' +
+        ''.join(f'class Store{i}:\n    """A result store, kept {i} hours."""\n    ttl = {i * 3600}\n\n'
+                for i in range(1, 12)) + '</pre></div>')),
     'stores-howto.html': page('Choosing a store', (
         '<p>The queue.stores package holds the stores. Import a store from queue.stores, or name'
         ' it in the settings: queue.stores reads the TTL of each store from them. A stores TTL'
@@ -149,6 +157,8 @@ def main():
     for q, want in (('queue.stores', '/stores.html'), ('STORES-TTL', '/stores.html')):
         got = first(q)
         check(got == want, f'"{q}": the page of its Sphinx target first (got {got})')
+    got = first('queue.stores Store3')
+    check(got == '/_modules/queue/stores/redis.html', f'"queue.stores Store3": the code, which alone holds Store3 (got {got})')
     got = defs_score('overview', '/stores.html')
     check(got == 0.0, f'the section "Module overview" (id module-overview) defines nothing (defs score {got})')
     # an option typed with its dashes finds the page that defines it, not the pages of its word

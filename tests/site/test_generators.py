@@ -21,6 +21,7 @@ import hashlib
 import html.parser
 import json
 import os
+import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -207,7 +208,13 @@ def sphinx_sources(indexer, query_bin, root, work):
     steps = {p for g in ix.docs if ix.docs[g]['type'] == 'guide' for _, p in ix.guide(g)}
     check(len(steps) > 50 and not any(ix.docs[p]['type'] == 'page' for p in steps if p in ix.docs),
           'sphinx sources: no step of a rel=next route is a site page')
-    for name, page in [('add_config_value', B + '/extdev/appapi.html'), ('latex_engine', B + '/usage/configuration.html')]:
+    listed = {p for (p,) in sqlite3.connect(db).execute('SELECT path FROM docs WHERE code_listing = 1')}
+    check(set(sources) <= listed and not listed & steps,
+          f'sphinx sources: each is a code listing, no step of a route is ({sorted(listed ^ set(sources))[:3]})')
+    # a module's name: the page that declares it, not the module's code titled by it
+    for name, page in [('add_config_value', B + '/extdev/appapi.html'), ('latex_engine', B + '/usage/configuration.html'),
+                       ('sphinx.domains', B + '/extdev/domainapi.html'),
+                       ('sphinx.builders.linkcheck', B + '/usage/builders/index.html')]:
         r = query(query_bin, db, name)
         top = r['results'][0]['path'] if r['results'] else None
         check(top == page, f'sphinx sources: search {name}: the page defining it first, not a source ({top})')

@@ -39,6 +39,8 @@ typedef struct body_state {
 			     * looked for (nav_block) */
 	const head_state *head; /* what the page's first pass found: its links to the sequence */
 	bool oom;
+	const GumboNode *rows_of;  /* the table whose rows were counted last, and how many */
+	unsigned rows;
 } body_state;
 
 static void body_node(body_state *st, const GumboNode *node);
@@ -250,26 +252,47 @@ static bool admonition_title(const GumboNode *node)
 
 static void keep_name(char *def);
 
+/* Whether node is a text node with more than whitespace. */
+static bool words_node(const GumboNode *node)
+{
+	if (node->type != GUMBO_NODE_TEXT && node->type != GUMBO_NODE_CDATA)
+		return false;
+	for (const char *s = node->v.text.text; *s; s++)
+		if (!isspace((unsigned char)*s))
+			return true;
+	return false;
+}
+
+/* Whether el holds no text a reader sees as the page's (a script, a style, a permalink's mark). */
+static bool unseen(const GumboElement *el)
+{
+	return el->tag == GUMBO_TAG_SCRIPT || el->tag == GUMBO_TAG_STYLE || is_permalink(el);
+}
+
+/* Whether el marks code: code, tt, kbd, samp or var. */
+static bool code_tag(const GumboElement *el)
+{
+	return el->tag == GUMBO_TAG_CODE || el->tag == GUMBO_TAG_TT || el->tag == GUMBO_TAG_KBD ||
+	       el->tag == GUMBO_TAG_SAMP || el->tag == GUMBO_TAG_VAR;
+}
+
 /* Whether node's text is code alone: each of its text nodes with more than whitespace inside a
  * code, tt, kbd, samp or var element (a permalink's mark left out, as text_of leaves it), and one
  * at least. *any is set when one is found. */
 static bool code_only(const GumboNode *node, bool in_code, bool *any)
 {
 	if (node->type == GUMBO_NODE_TEXT || node->type == GUMBO_NODE_CDATA) {
-		for (const char *s = node->v.text.text; *s; s++)
-			if (!isspace((unsigned char)*s)) {
-				*any = true;
-				return in_code;
-			}
-		return true;
+		if (!words_node(node))
+			return true;
+		*any = true;
+		return in_code;
 	}
 	if (node->type != GUMBO_NODE_ELEMENT)
 		return true;
 	const GumboElement *el = &node->v.element;
-	if (el->tag == GUMBO_TAG_SCRIPT || el->tag == GUMBO_TAG_STYLE || is_permalink(el))
+	if (unseen(el))
 		return true;
-	in_code |= el->tag == GUMBO_TAG_CODE || el->tag == GUMBO_TAG_TT || el->tag == GUMBO_TAG_KBD ||
-		   el->tag == GUMBO_TAG_SAMP || el->tag == GUMBO_TAG_VAR;
+	in_code |= code_tag(el);
 	for (unsigned i = 0; i < el->children.length; i++)
 		if (!code_only(el->children.data[i], in_code, any))
 			return false;
@@ -485,6 +508,93 @@ static char *target_name(const char *id)
 	return strdup(name);
 }
 
+/* Finds the element that holds node's first text with more than blanks: *code, that text's code
+ * element (code_tag; code: the one around node, or NULL), or NULL when that text is no code.
+ * Returns true once the text is found, false while node holds none. */
+static bool leading_code(const GumboNode *node, const GumboNode *code, const GumboNode **out)
+{
+	if (words_node(node)) {
+		*out = code;
+		return true;
+	}
+	if (node->type != GUMBO_NODE_ELEMENT)
+		return false;
+	const GumboElement *el = &node->v.element;
+	if (unseen(el))
+		return false;
+	if (!code && code_tag(el))
+		code = node;
+	for (unsigned i = 0; i < el->children.length; i++)
+		if (leading_code(el->children.data[i], code, out))
+			return true;
+	return false;
+}
+
+/* A table of more rows than this is a list of names, not their definitions (cell_name). */
+#define TABLE_DEFS_ROWS 100
+
+/* The rows of the table that holds row (a tr), counted once per table (st's cache). */
+static unsigned table_rows(body_state *st, const GumboNode *row)
+{
+	const GumboNode *table = row->parent;
+	if (table && table->type == GUMBO_NODE_ELEMENT && table->v.element.tag != GUMBO_TAG_TABLE)
+		table = table->parent; /* a row group: tbody, thead, tfoot */
+	if (!table || table->type != GUMBO_NODE_ELEMENT)
+		return 0;
+	if (table == st->rows_of)
+		return st->rows;
+	unsigned n = 0;
+	const GumboVector *kids = &table->v.element.children;
+	for (unsigned i = 0; i < kids->length; i++) {
+		const GumboNode *k = kids->data[i];
+		if (k->type != GUMBO_NODE_ELEMENT)
+			continue;
+		if (k->v.element.tag == GUMBO_TAG_TR)
+			n++;
+		else if (k->v.element.tag == GUMBO_TAG_TBODY || k->v.element.tag == GUMBO_TAG_THEAD ||
+			 k->v.element.tag == GUMBO_TAG_TFOOT)
+			for (unsigned j = 0; j < k->v.element.children.length; j++) {
+				const GumboNode *r = k->v.element.children.data[j];
+				n += r->type == GUMBO_NODE_ELEMENT && r->v.element.tag == GUMBO_TAG_TR;
+			}
+	}
+	st->rows_of = table;
+	st->rows = n;
+	return n;
+}
+
+/* The name that a table row's first cell defines when it begins with code: a reference's table of
+ * types, functions or settings ("<td><code>anyarray</code></td>", a signature "<code>sqrt</code> (
+ * numeric ) -> numeric", its name alone). Only a name of one word: a cell that begins with a
+ * statement ("SELECT * FROM t") is an example, not a definition; and only in a table of at most
+ * TABLE_DEFS_ROWS rows: a longer one is a list of names (every key word of a language, every
+ * deprecated name with its versions), as a long list of links is no page's definitions. Returns a
+ * new string (the caller's to free), or NULL when cell is no such cell, or out of memory. */
+static char *cell_name(body_state *st, const GumboNode *cell)
+{
+	const GumboNode *row = cell->parent;
+	if (!row || row->type != GUMBO_NODE_ELEMENT || row->v.element.tag != GUMBO_TAG_TR ||
+	    table_rows(st, row) > TABLE_DEFS_ROWS)
+		return NULL;
+	for (unsigned i = 0; i < cell->index_within_parent; i++) {
+		const GumboNode *n = row->v.element.children.data[i];
+		if (n->type == GUMBO_NODE_ELEMENT &&
+		    (n->v.element.tag == GUMBO_TAG_TD || n->v.element.tag == GUMBO_TAG_TH))
+			return NULL; /* not the row's first cell */
+	}
+	const GumboNode *code = NULL;
+	if (!leading_code(cell, NULL, &code) || !code)
+		return NULL;
+	char *name = text_of(code);
+	if (name)
+		keep_name(name);
+	if (name && (!*name || strchr(name, ' '))) {
+		free(name);
+		return NULL;
+	}
+	return name;
+}
+
 /* Two kinds of block are the site's navigation, as a nav element is:
  * - anywhere, a block of links to the pages before, after or above, named so (rel next, prev or
  *   up), the links holding NAV_PANEL_SHARE of its text (Texinfo's "Next: ..., Previous: ...,
@@ -623,6 +733,12 @@ static void body_node(body_state *st, const GumboNode *node)
 			st->oom = true;
 		free(member);
 		free(def);
+	}
+	if (el->tag == GUMBO_TAG_TD) {
+		char *name = cell_name(st, node);
+		if (name && add_string(&st->p->defs, &st->p->ndefs, name))
+			st->oom = true;
+		free(name);
 	}
 	if (id && *id) {
 		char *target = target_name(id);

@@ -17,6 +17,8 @@
 - a Sphinx target, on an empty span or on the element after it, of a module ("module-queue.stores",
   not "module-overview", a heading's anchor) or of a project's object type
   ("std-setting-STORES-TTL") defines its name;
+- the name a reference table's row begins with, when it is code of one word ("<td><code>anyqueue
+  </code></td>", a signature's name), in a table of at most 100 rows;
 - a program's source shown whole (Sphinx's viewcode page of a module, titled by its name) comes
   after the page that declares its module;
 - an option typed with its dashes ("--timeout", "-k" alone) finds the page that defines it before
@@ -111,6 +113,22 @@ PAGES = {
         '<p>Source code for queue.stores.redis</p><div class="highlight"><pre>' +
         ''.join(f'class Store{i}:\n    """A result store, kept {i} hours."""\n    ttl = {i * 3600}\n\n'
                 for i in range(1, 12)) + '</pre></div>')),
+    # a reference's table: the name each row begins with (a signature's name alone) is defined; a
+    # row that begins with a statement is an example; a table of over 100 rows is a list of names
+    'types.html': page('Job Types', (
+        '<table><thead><tr><th>Name</th><th>Description</th></tr></thead><tbody>'
+        '<tr><td><code>anyqueue</code></td><td>A job that any queue may run.</td></tr>'
+        '<tr><td><a id="f1"></a><code>requeue_after</code> ( <code>seconds</code> )</td>'
+        '<td>Puts the job back after a delay.</td></tr>'
+        '<tr><td><code>SELECT * FROM jobs</code></td><td>Lists the jobs.</td></tr>'
+        '</tbody></table>')),
+    'queues.html': page('Queues', (
+        '<p>A job marked anyqueue runs on the first free queue; anyqueue jobs are the default, and'
+        ' anyqueue suits short jobs. A failed job may requeue_after a delay; requeue_after takes'
+        ' seconds.</p>')),
+    'words.html': page('Reserved Words', (
+        '<table>' + ''.join(f'<tr><td><code>WORD{i}</code></td><td>reserved</td></tr>' for i in range(101)) +
+        '</table>')),
     'stores-howto.html': page('Choosing a store', (
         '<p>The queue.stores package holds the stores. Import a store from queue.stores, or name'
         ' it in the settings: queue.stores reads the TTL of each store from them. A stores TTL'
@@ -161,6 +179,15 @@ def main():
     check(got == '/_modules/queue/stores/redis.html', f'"queue.stores Store3": the code, which alone holds Store3 (got {got})')
     got = defs_score('overview', '/stores.html')
     check(got == 0.0, f'the section "Module overview" (id module-overview) defines nothing (defs score {got})')
+    for q in ('anyqueue', 'requeue_after'):
+        got = first(q)
+        check(got == '/types.html', f'"{q}": the table defining it first (got {got})')
+    got = defs_score('seconds', '/types.html')
+    check(got == 0.0, f'... its name alone, not its parameters (defs score {got})')
+    got = defs_score('select', '/types.html')
+    check(got == 0.0, f'a row that begins with a statement defines nothing (defs score {got})')
+    got = defs_score('word7', '/words.html')
+    check(got == 0.0, f'a table of 101 rows is a list of names, no definitions (defs score {got})')
     # an option typed with its dashes finds the page that defines it, not the pages of its word
     for q in ('--timeout', '-k', 'worker --timeout', '--log-level'):
         got = first(q)

@@ -266,7 +266,7 @@ static bool score_page(blockmax *q, int d, uint64_t positive, bool all, blockmax
 	const int *len = q->sizes + (size_t)(d - 1) * FTS_NCOLS;
 	uint64_t groups = 0;
 	bool word_matched = false; /* the word being typed itself, before its completions */
-	*h = (blockmax_hit){ d, 0, 0, 0, 0, 0, 0 };
+	*h = (blockmax_hit){ .doc = d };
 	for (int i = 0; i < q->n; i++) {
 		cursor *c = q->c[i];
 		if (c->negated) {
@@ -297,6 +297,8 @@ static bool score_page(blockmax *q, int d, uint64_t positive, bool all, blockmax
 				h->keywords |= 1ULL << i;
 			if (tf[FTS_HEADINGS])
 				h->headings |= 1ULL << i;
+			if (tf[FTS_DEFS])
+				h->defs |= 1ULL << i;
 		}
 	}
 	return all ? groups == positive : groups != 0;

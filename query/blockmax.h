@@ -48,11 +48,11 @@ int blockmax_add(blockmax *q, const char *term, int n, unsigned colmask, int gro
 
 /* One page found: its BM25F score, its final score (the caller's, or bm25 x prior), and the
  * phrases it holds: anywhere (in their columns), in the title, in the keywords, in the section
- * headings. */
+ * headings, in the names the page defines. */
 typedef struct blockmax_hit {
 	int doc;
 	double bm25, score;
-	uint64_t phrases, title, keywords, headings;
+	uint64_t phrases, title, keywords, headings, defs;
 } blockmax_hit;
 
 /* The caller's final score of a hit (whose bm25 and masks are set): it must never exceed

@@ -55,6 +55,7 @@ typedef struct candidate {
 	sqlite3_int64 phrases;  /* which phrases of the relaxed expression matched */
 	sqlite3_int64 title_phrases, keyword_phrases; /* which matched in the title, in the keywords */
 	sqlite3_int64 heading_phrases; /* which matched in a section heading (whole-pages rows) */
+	sqlite3_int64 def_phrases; /* which matched in the names the page defines (whole-pages rows) */
 	bool keywords_known;    /* a row beyond its title was taken: keyword_phrases says all */
 	bool page_row;          /* a whole-pages row was taken: heading_phrases says all */
 	bool strict;            /* matched every content word */

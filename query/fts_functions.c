@@ -56,7 +56,7 @@ void rank_row_begin(rank_row *r, match_record *rec, const int *len, const double
 	memset(r->tf, 0, sizeof(r->tf));
 	r->any = false;
 	r->word_matched = false;
-	rec->row_phrases = rec->row_title = rec->row_keywords = rec->row_headings = 0;
+	rec->row_phrases = rec->row_title = rec->row_keywords = rec->row_headings = rec->row_defs = 0;
 	rec->row_start = rec->ninst;
 }
 
@@ -84,6 +84,8 @@ void rank_row_phrase_end(rank_row *r, int p)
 			rec->row_keywords |= bit;
 		if (r->tf[FTS_HEADINGS])
 			rec->row_headings |= bit;
+		if (r->tf[FTS_DEFS])
+			rec->row_defs |= bit;
 	}
 	if (p >= rec->word_from && p < rec->complete_from)
 		r->word_matched = true;

@@ -32,6 +32,7 @@ typedef struct match_record {
 	sqlite3_int64 row_phrases; /* bit p: phrase p (< 63) matched the row */
 	sqlite3_int64 row_title, row_keywords; /* likewise, in the title, in the keywords */
 	sqlite3_int64 row_headings; /* likewise, in the section headings */
+	sqlite3_int64 row_defs;    /* likewise, in the names the page defines */
 	int row_start, row_n;      /* the row's matches: inst[row_start .. + row_n), row_n -1 if unrecorded */
 	int phrase_size[FTS_MAX_PHRASES]; /* tokens of each phrase, from the last row scored */
 	/* the tokens of each column of every row, sizes[(rowid - 1) * FTS_NCOLS + col], read once by

@@ -102,9 +102,10 @@
  * with it). A completion's IDF counts RANK_PREFIX_ONLY times its own; a page that holds the word
  * itself gets nothing for its completions (fts_functions.c), and a page matched only by a
  * completion counts RANK_PREFIX_ONLY times its score; when the word being typed is the query's
- * only content word and on at least as many pages as each of its completions, such a page ranks below every page holding the word itself, whatever the
- * scores (the tier of search.c: rank_candidates). With other words, the pages matching more of
- * them are not put below one matching the word itself and nothing else. */
+ * only content word, and on at least as many pages as each of its completions or a name a page
+ * defines, such a page ranks below every page holding the word itself, whatever the scores (the
+ * tier of search.c: rank_candidates). With other words, the pages matching more of them are not
+ * put below one matching the word itself and nothing else. */
 #define PREFIX_EXPANSIONS 4
 /* completions of the word being typed taken first from the titles holding the query's other
  * words (a one-letter word gets those alone, up to PREFIX_EXPANSIONS) */

@@ -54,6 +54,7 @@ static void take_row(void *ctx, sqlite3_int64 rowid, double b)
 	c->title_phrases |= e->rec.row_title;
 	c->keyword_phrases |= e->rec.row_keywords;
 	c->heading_phrases |= e->rec.row_headings;
+	c->def_phrases |= e->rec.row_defs;
 	c->keywords_known |= s->tier != TIER_TITLES;
 	c->page_row |= s->tier == TIER_PAGES;
 	if (s->tier == TIER_PAGES && e->rec.row_n >= 0) {

@@ -50,6 +50,7 @@ static void each_page(void *ctx, const blockmax_hit *h)
 	rec->row_title = (sqlite3_int64)h->title;
 	rec->row_keywords = (sqlite3_int64)h->keywords;
 	rec->row_headings = (sqlite3_int64)h->headings;
+	rec->row_defs = (sqlite3_int64)h->defs;
 	rec->row_start = rec->ninst;
 	rec->row_n = -1;
 	s->take(s->ctx, h->doc, h->bm25);

@@ -460,6 +460,17 @@ bool prefix_exact(const plan *pl, const candidate *c)
 	return prefix_match(pl, c) == PREFIX_EXACT;
 }
 
+bool prefix_defined(const plan *pl, const candidate *c)
+{
+	if (pl->typed < 0)
+		return false;
+	const qterm *t = &pl->terms[pl->typed];
+	for (int k = 0; k < t->prefix_from && pl->typed_phrase + k < MAX_PHRASES; k++)
+		if (c->def_phrases & ((sqlite3_int64)1 << (pl->typed_phrase + k)))
+			return true;
+	return false;
+}
+
 int cmp_ranked(const void *a, const void *b, void *ctx)
 {
 	const ranked *x = a, *y = b;

@@ -273,15 +273,20 @@ static void rank_candidates(atlas_results *res, atlas_engine *e, const plan *pl,
 	}
 	order_touched(e);
 	/* a page matched by a completion alone ranks below the pages of the word itself, when any
-	 * passes the filters, the query has no other content word and the word is on at least as
-	 * many pages as each completion (rank.h: RANK_PREFIX_ONLY) */
-	bool exact_found = false;
-	bool tiered = !e->count_only && pl->npositive == 1 && prefix_word_leads(pl);
-	for (int i = 0; i < e->ntouched && !exact_found && tiered; i++) {
+	 * passes the filters, the query has no other content word, and the word is on at least as
+	 * many pages as each completion (rank.h: RANK_PREFIX_ONLY) or is a name a page that passes
+	 * defines ("mod", a function, before the pages titled "Debug Mode") */
+	bool found = false, defined = false;
+	bool tiered = !e->count_only && pl->npositive == 1 && pl->typed >= 0;
+	bool leads = tiered && prefix_word_leads(pl);
+	for (int i = 0; i < e->ntouched && tiered && !(found && (leads || defined)); i++) {
 		int d = e->touched[i];
-		exact_found = type_passes(p, m, &e->docs[d]) && topic_passes(p, m, &e->docs[d]) &&
-			      prefix_exact(pl, &e->cand[d]);
+		if (!type_passes(p, m, &e->docs[d]) || !topic_passes(p, m, &e->docs[d]))
+			continue;
+		found |= prefix_exact(pl, &e->cand[d]);
+		defined |= prefix_defined(pl, &e->cand[d]);
 	}
+	bool exact_found = found && (leads || defined);
 	/* with no filter, every candidate counts in both facets: from the packed facets, the pages
 	 * themselves read only for a topic met the first time (the facet lists topics in the order
 	 * the pages give them) */

@@ -153,6 +153,9 @@ bool prefix_only(const plan *pl, const candidate *c);
 /* Whether a candidate matched the word being typed itself (an alternative before its
  * completions); false when the query has no such word. */
 bool prefix_exact(const plan *pl, const candidate *c);
+/* Whether a candidate defines the word being typed itself (matched it among the names the page
+ * defines); false when the query has no such word. */
+bool prefix_defined(const plan *pl, const candidate *c);
 /* Whether the word being typed is on at least as many pages as each of its completions (by their
  * IDFs): then the reader most likely typed the whole word. */
 bool prefix_word_leads(const plan *pl);

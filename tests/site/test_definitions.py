@@ -19,6 +19,8 @@
   ("std-setting-STORES-TTL") defines its name;
 - the name a reference table's row begins with, when it is code of one word ("<td><code>anyqueue
   </code></td>", a signature's name), in a table of at most 100 rows;
+- a word being typed that a page defines ("mod") finds that page before the pages of a longer,
+  commoner word it begins ("Debug Mode");
 - a program's source shown whole (Sphinx's viewcode page of a module, titled by its name) comes
   after the page that declares its module;
 - an option typed with its dashes ("--timeout", "-k" alone) finds the page that defines it before
@@ -47,7 +49,7 @@ def release(version):
         ' <code>retry_backoff_ceiling</code> defaults to ten minutes, and a worker reads'
         ' <code>retry_backoff_ceiling</code> once at start.</p>'
         '<h3><code>queue.scheduler</code></h3><p>The scheduler wakes idle workers sooner than before'
-        f' in release {version}, and Pool.resize takes effect at once.</p>'))
+        f' in release {version}, and Pool.resize takes effect at once; the mod helper rounds.</p>'))
 
 
 PAGES = {
@@ -129,6 +131,21 @@ PAGES = {
     'words.html': page('Reserved Words', (
         '<table>' + ''.join(f'<tr><td><code>WORD{i}</code></td><td>reserved</td></tr>' for i in range(101)) +
         '</table>')),
+    # a short name a page defines, and a longer, commoner word it begins in other pages' titles
+    'arith.html': page('Arithmetic', (
+        '<p>Whole-number helpers for job counts and sizes.</p>' +
+        ''.join(f'<p>Helper {w} rounds a job count to the batch size the pool takes, and {w} keeps'
+                f' sizes whole when the pool splits its jobs among the workers it runs.</p>'
+                for w in ('floor', 'ceil', 'round', 'fix', 'gcd', 'lcm', 'rem', 'abs')) +
+        '<dl class="function">'
+        '<dt id="index-modulo"><code>r = mod (x, y)</code></dt><dd><p>The remainder of x divided by y,'
+        ' with the sign of y.</p></dd></dl>')),
+    'modes.html': page('Modes', '<p>A worker runs in a mode: the mode is set at start, and each mode logs'
+                       ' differently.</p>'),
+    'debug-mode.html': page('Debug Mode', '<p>In debug mode a worker logs each step; the mode is set at start.</p>'),
+    'batch-mode.html': page('Batch Mode', '<p>In batch mode a worker takes jobs in groups.</p>'),
+    'safe-mode.html': page('Safe Mode', '<p>In safe mode a worker runs no plugins.</p>'),
+    'quiet-mode.html': page('Quiet Mode', '<p>In quiet mode a worker logs errors only; the mode suits batch runs.</p>'),
     'stores-howto.html': page('Choosing a store', (
         '<p>The queue.stores package holds the stores. Import a store from queue.stores, or name'
         ' it in the settings: queue.stores reads the TTL of each store from them. A stores TTL'
@@ -188,6 +205,8 @@ def main():
     check(got == 0.0, f'a row that begins with a statement defines nothing (defs score {got})')
     got = defs_score('word7', '/words.html')
     check(got == 0.0, f'a table of 101 rows is a list of names, no definitions (defs score {got})')
+    got = first('mod')
+    check(got == '/arith.html', f'"mod", a name defined: its page before the titles its completion "mode" is in (got {got})')
     # an option typed with its dashes finds the page that defines it, not the pages of its word
     for q in ('--timeout', '-k', 'worker --timeout', '--log-level'):
         got = first(q)

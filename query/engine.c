@@ -525,6 +525,7 @@ static int load_section_texts(atlas_engine *e, const char *path, atlas_error *er
  * malformed is left to FTS5 to answer. Returns 0 or ATLAS_ENOMEM. */
 static int load_col_sizes(atlas_engine *e, atlas_error *err)
 {
+	e->has_defs = true;
 	e->col_sizes = calloc((size_t)(e->ndocs ? e->ndocs : 1) * FTS_NCOLS, sizeof(int));
 	if (!e->col_sizes)
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading column sizes");
@@ -553,6 +554,8 @@ static int load_col_sizes(atlas_engine *e, atlas_error *err)
 			for (int d = 0; d < e->ndocs; d++)
 				total += e->col_sizes[d * FTS_NCOLS + c];
 			e->rec.avg[c] = total > 0 ? total / e->ndocs : 1.0;
+			if (c == FTS_DEFS)
+				e->has_defs = total > 0;
 		}
 	}
 	return 0;

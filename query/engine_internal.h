@@ -206,6 +206,8 @@ struct atlas_engine {
 	int facet_topic[FACET_BITS];
 	int nfacet_topics;
 	int *col_sizes;         /* tokens per fts column of every page, for atlas_rank */
+	bool has_defs;          /* some page defines names (its defs column is not empty), or the
+				   sizes are not all known */
 	/* per-query scratch, sized ndocs */
 	unsigned *mark;
 	unsigned *excluded;     /* pages holding an excluded word, when this generation's */

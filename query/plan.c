@@ -683,8 +683,8 @@ static void term_group(strbuf *out, const qterm *t, plan *pl, bool record, bool 
 		if (record && pl->nphrases < MAX_PHRASES) {
 			pl->phrase_term[pl->nphrases] = (int)(t - pl->terms);
 			pl->term_phrases[t - pl->terms] |= (sqlite3_int64)1 << pl->nphrases;
-			if (k == t->option_alt)
-				pl->option_phrases[t - pl->terms] = (sqlite3_int64)1 << pl->nphrases;
+			if (t->option_alt < 0 || k == t->option_alt)
+				pl->field_phrases[t - pl->terms] |= (sqlite3_int64)1 << pl->nphrases;
 		}
 		if (record)
 			pl->nphrases++;

@@ -105,6 +105,8 @@ void term_weights(atlas_engine *e, plan *pl)
 		t->prefix_pat = -1;
 		if (e->count_only)
 			continue; /* typeahead's counts score no title */
+		if (t->option_alt >= 0)
+			continue; /* an option is in a title as written (its phrase), or not at all */
 		add_title_pat(e, t, w, false);
 		if (t->prefix && !t->prefix_covered) {
 			t->prefix_pat = t->ntitle_pats;
@@ -160,7 +162,7 @@ static bool title_is_query(const char *norm, const char *query_stems)
  * cannot tell (a word being typed, whose completions are not all phrases; phrases past the 63rd;
  * a mask not masked, whose column no row taken held: keywords of a page met in its title alone)
  * and the signature does not rule it out; a word typed as an option, only where its option's phrase
- * matched (qterm.option_alt). When exact is not NULL, also whether the title is the
+ * matched (plan.field_phrases; it has no patterns). When exact is not NULL, also whether the title is the
  * query (query_stems), give or take stop words (title_is_query). */
 static double title_match(const plan *pl, sqlite3_int64 mask, bool masked, const char *norm,
 			  unsigned long long sig, bool *exact, const char *query_stems)
@@ -170,12 +172,10 @@ static double title_match(const plan *pl, sqlite3_int64 mask, bool masked, const
 	for (int j = 0; j < n; j++) {
 		int i = pl->content[j];
 		const qterm *t = &pl->terms[i];
-		if (masks && (mask & (t->option_alt >= 0 ? pl->option_phrases[i] : pl->term_phrases[i]))) {
+		if (masks && (mask & pl->field_phrases[i])) {
 			hit++;
 			continue;
 		}
-		if (t->option_alt >= 0)
-			continue; /* an option is in the field as written, or not at all */
 		if (masks) {
 			/* the word's own phrase missed: only a word it starts may still be there */
 			hit += t->prefix_pat >= 0 && (sig & t->title_pat_bits[t->prefix_pat]) &&
@@ -194,10 +194,8 @@ static double title_match(const plan *pl, sqlite3_int64 mask, bool masked, const
 static double path_match(const plan *pl, const atlas_doc *d)
 {
 	int hit = 0, n = pl->ncontent;
-	for (int j = 0; j < n; j++) {
-		const qterm *t = &pl->terms[pl->content[j]];
-		hit += t->option_alt < 0 && has_title_pat(t, d->path_norm, d->path_sig);
-	}
+	for (int j = 0; j < n; j++)
+		hit += has_title_pat(&pl->terms[pl->content[j]], d->path_norm, d->path_sig);
 	return n ? (double)hit / n : 0;
 }
 

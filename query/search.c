@@ -277,14 +277,14 @@ static void rank_candidates(atlas_results *res, atlas_engine *e, const plan *pl,
 	 * many pages as each completion (rank.h: RANK_PREFIX_ONLY) or is a name a page that passes
 	 * defines ("mod", a function, before the pages titled "Debug Mode") */
 	bool found = false, defined = false;
-	bool tiered = !e->count_only && pl->npositive == 1 && pl->typed >= 0;
-	bool leads = tiered && prefix_word_leads(pl);
+	bool leads = !e->count_only && pl->npositive == 1 && prefix_word_leads(pl);
+	bool tiered = leads || (!e->count_only && pl->npositive == 1 && pl->typed >= 0 && e->has_defs);
 	for (int i = 0; i < e->ntouched && tiered && !(found && (leads || defined)); i++) {
 		int d = e->touched[i];
 		if (!type_passes(p, m, &e->docs[d]) || !topic_passes(p, m, &e->docs[d]))
 			continue;
 		found |= prefix_exact(pl, &e->cand[d]);
-		defined |= prefix_defined(pl, &e->cand[d]);
+		defined |= !leads && prefix_defined(pl, &e->cand[d]);
 	}
 	bool exact_found = found && (leads || defined);
 	/* with no filter, every candidate counts in both facets: from the packed facets, the pages

@@ -28,12 +28,12 @@ typedef struct qterm {
 	unsigned long long title_pat_bits[MAX_ALTS]; /* the atlas_word_bit each pattern needs in a field */
 	int ntitle_pats;
 	int prefix_pat;          /* index of the prefix pattern in title_pats, or -1 */
+	/* the alternative of the word typed as a command-line option ("--timeout"), or -1: such a
+	 * word is in a title or a path only as that option (read beside prefix_pat) */
+	int option_alt;
 	/* a prefix word every vocabulary word starting with which is matched by one of its phrases
 	 * (itself, a completion taken, or a part of an identifier): its phrases' matches say all */
 	bool prefix_covered;
-	/* the alternative of the word typed as a command-line option ("--timeout"), or -1: such a
-	 * word is in a title or a path only as that option */
-	int option_alt;
 } qterm;
 
 typedef struct plan {
@@ -46,7 +46,9 @@ typedef struct plan {
 	strbuf excluded;         /* the negated terms' groups, any of them, for the fts table */
 	int phrase_term[MAX_PHRASES + 1];  /* relaxed expression: phrase index -> term */
 	sqlite3_int64 term_phrases[MAX_TERMS]; /* term -> its phrases in the relaxed expression */
-	sqlite3_int64 option_phrases[MAX_TERMS]; /* term -> its option's phrase there (option_alt) */
+	sqlite3_int64 field_phrases[MAX_TERMS]; /* term -> its phrases there that put it in a title or
+						 * keywords: all of them, or its option's alone
+						 * (option_alt) */
 	int est_df;              /* pages the rarest content word's alternatives are on, at most (by
 				    stems): the work of step 1, counted as far as it passes
 				    RANK_BROAD_DF or not */

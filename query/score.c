@@ -362,8 +362,10 @@ static double heading_match(const atlas_engine *e, const plan *pl, const candida
 	for (int k = 0; k < c->inst_n; k++) {
 		int sec, idx;
 		bool head;
-		if (in[k].col != FTS_HEADINGS || !locate_match(e, d, in[k].col, in[k].off, &sec, &head, &idx))
-			continue;
+		int term = pl->phrase_term[in[k].phrase];
+		if (in[k].col != FTS_HEADINGS || !(pl->field_phrases[term] >> in[k].phrase & 1) ||
+		    !locate_match(e, d, in[k].col, in[k].off, &sec, &head, &idx))
+			continue; /* a word typed as an option is in a heading as the option alone */
 		int j = 0;
 		while (j < ns && secs[j] != sec)
 			j++;
@@ -373,7 +375,7 @@ static double heading_match(const atlas_engine *e, const plan *pl, const candida
 			secs[ns] = sec;
 			masks[ns++] = 0;
 		}
-		masks[j] |= 1u << pl->phrase_term[in[k].phrase];
+		masks[j] |= 1u << term;
 	}
 	if (!ns)
 		return 0;

@@ -24,7 +24,7 @@
 - a program's source shown whole (Sphinx's viewcode page of a module, titled by its name) comes
   after the page that declares its module;
 - an option typed with its dashes ("--timeout", "-k" alone) finds the page that defines it before
-  the pages that only say its word; one being typed ("--pool") is completed to the options pages
+  the pages that only say its word (in their titles, paths or section headings too); one being typed ("--pool") is completed to the options pages
   write ("--pool-size").
 
 Usage: test_definitions.py INDEXER QUERY WORK_DIR
@@ -101,7 +101,18 @@ PAGES = {
         '</dl>')),
     'timeouts.html': page('Timeouts', (
         '<p>A job\'s timeout bounds how long it runs: past its timeout the worker stops it. The'
-        ' timeout of a job is its own or the worker\'s; a k of jobs past their timeout is logged.</p>')),
+        ' timeout of a job is its own or the worker\'s; a k of jobs past their timeout is logged.</p>'
+        '')),
+    # an option only in a page's prose, and a page about its word with a section headed by it
+    'serving.html': page('Serving', (
+        '<p>The dashboard lists the queues, their workers and the jobs each runs, with the time each'
+        ' job has taken; a job that failed shows its error, and a worker that stopped answering is'
+        ' marked as lost until it reports again. The page refreshes every few seconds.</p>'
+        '<p>Run it with <code>queue serve</code>; add <code>--reload</code> to restart it when a file'
+        ' changes.</p>')),
+    'reloading.html': page('Reloading Configuration', (
+        '<p>Workers read their configuration at start, and on a reload.</p><h2>reload</h2><p>A reload'
+        ' reads the files again: reload after an edit, and each reload is logged.</p>')),
     # Sphinx's targets: a module declared on a page whose title does not name it, a project's
     # own object type (a setting inside a setting's section); a section "Module overview" is none
     'stores.html': page('Result Stores', (
@@ -214,6 +225,8 @@ def main():
     # ... and one being typed is completed from the options the pages write
     got = [x['text'] for x in query(query_bin, db, '--suggest', '--pool')['suggestions'] if x['kind'] == 'query']
     check(got == ['--pool-size'], f'"--pool" typed: completed to the option, not the word (got {got})')
+    got = first('--reload')
+    check(got == '/serving.html', f'"--reload": the page with the option, not a section headed "reload" (got {got})')
     got = first('timeout')
     check(got == '/timeouts.html', f'"timeout", no dashes: the page about timeouts first (got {got})')
     return finish()

@@ -400,10 +400,7 @@ static void form_add(form_set *f, const char *s, int n)
 	f->len[f->n++] = n;
 }
 
-/* The dashes (1 or 2) before the word at text[start] when it is written as a command-line
- * option ("-v", "--log-level"): the dashes begin the text or follow a blank or an opening mark,
- * and a letter follows them. 0 for any other word ("well-known", "a - b", "-1"). */
-static int option_dashes(const char *text, int start)
+int atlas_option_dashes(const char *text, int start)
 {
 	if (start < 1 || text[start - 1] != '-' || !isalpha((unsigned char)text[start]))
 		return 0;
@@ -412,7 +409,7 @@ static int option_dashes(const char *text, int start)
 	return before && strchr(" \t\n\r([{\"'`,;=|>", before) ? d : 0;
 }
 
-/* Writes the option form of group [p0, p1) whose word is preceded by d dashes (option_dashes):
+/* Writes the option form of group [p0, p1) whose word is preceded by d dashes (atlas_option_dashes):
  * the dashes and the group's compound, folded, unstemmed ("--log-level", "-v"). Returns its
  * length, or -1 when it does not fit in buf of cap bytes (the form is then not made). */
 static int option_form(const atlas_analyzer *a, const char *text, int p0, int p1, int d, char *buf, int cap)
@@ -450,7 +447,7 @@ static int emit_group(atlas_analyzer *a, int flags, const char *text, int p0, in
 	int stem_compounds = !prefix && !(flags & ATLAS_ANALYZE_SURFACE);
 	/* an option ("--expires") is also written with its dashes, colocated, as a query phrase of
 	 * it alone asks for it: the page that defines the option, not every page saying "expires" */
-	int dashes = prefix || (flags & ATLAS_TOKENIZE_PARTS) ? 0 : option_dashes(text, a->parts[p0].start);
+	int dashes = prefix || (flags & ATLAS_TOKENIZE_PARTS) ? 0 : atlas_option_dashes(text, a->parts[p0].start);
 	char option[512];
 	int olen = dashes ? option_form(a, text, p0, p1, dashes, option, sizeof(option)) : -1;
 	if (query && olen > 0)

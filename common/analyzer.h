@@ -77,6 +77,12 @@ int atlas_analyzer_set_tap(sqlite3 *db, atlas_tap *tap, atlas_error *err);
  * whole corpus wants its vocabulary to fit (32768, 1.6 MB, at the indexer). */
 void atlas_analyzer_set_stem_cache(int slots);
 
+/* The dashes (1 or 2) before the word at text[start] when it is written as a command-line option
+ * ("-v", "--log-level"): the dashes begin the text or follow a blank or an opening mark, and a
+ * letter follows them; the analyzer then also writes the word with its dashes. 0 for any other
+ * word ("well-known", "a - b", "-1"). */
+int atlas_option_dashes(const char *text, int start);
+
 /* Stems one folded lowercase word with the analyzer's Snowball stemmer. Writes a NUL-terminated
  * stem of at most cap-1 bytes into out and returns its length (the word itself when it has digits
  * or is too long to stem). */

@@ -199,16 +199,6 @@ static bool last_word(const char *prefix, size_t qlen, size_t *start, size_t *en
 	return *start < *end;
 }
 
-/* The dashes (1 or 2) before prefix[start] when the word there is typed as a command-line option
- * ("--exp", "-k"): they begin the text or follow a blank. 0 otherwise. */
-static int option_typed(const char *prefix, size_t start)
-{
-	if (start < 1 || prefix[start - 1] != '-')
-		return 0;
-	size_t d = start >= 2 && prefix[start - 2] == '-' ? 2 : 1;
-	return start == d || prefix[start - d - 1] == ' ' ? (int)d : 0;
-}
-
 int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *prefix)
 {
 	if (max <= 0 || !prefix)
@@ -249,7 +239,7 @@ int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *p
 	if (c && q && stems) {
 		/* an option being typed ("--exp") is completed from the options the pages write
 		 * ("--expires"), when they write any, not from every word it starts */
-		int nc = 0, dashes = last == strbuf_str(&lastw) ? option_typed(prefix, start) : 0;
+		int nc = 0, dashes = last == strbuf_str(&lastw) ? atlas_option_dashes(prefix, (int)start) : 0;
 		char opt[VOCAB_MAX_LEN + 3];
 		if (dashes && nlast + dashes < (int)sizeof(opt)) {
 			snprintf(opt, sizeof(opt), "%.*s%s", dashes, "--", last);

@@ -270,12 +270,6 @@ static size_t scratch_take(postings_query *q, size_t n)
 	return at;
 }
 
-static int cmp_key(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* The positions of token tok[0..n): its term's own, or for a prefix those of every term starting
  * with it, merged. Returns 0, or ATLAS_ENOMEM when out of memory. */
 static int token_positions(postings_query *q, keyset *out, const char *tok, int n, bool prefix)
@@ -296,20 +290,69 @@ static int token_positions(postings_query *q, keyset *out, const char *tok, int 
 				end > t ? q->p->start[t + 1] - q->p->start[t] : 0};
 		return 0;
 	}
-	size_t n_all = q->p->start[end] - q->p->start[t];
-	size_t at = scratch_take(q, n_all);
+	/* each term's keys are sorted: merged in passes of pairs of runs, each pass's runs twice
+	 * as many terms as the last's, between the two halves of a scratch of twice their number */
+	const size_t *start = q->p->start + t, n_all = start[end - t] - start[0];
+	int runs = end - t;
+	size_t at = scratch_take(q, 2 * n_all);
 	if (at == (size_t)-1)
 		return ATLAS_ENOMEM;
-	uint64_t *k = q->scratch + at;
-	memcpy(k, q->p->keys + q->p->start[t], n_all * sizeof(*k));
-	qsort(k, n_all, sizeof(*k), cmp_key);
+	uint64_t *from = q->scratch + at, *to = from + n_all;
+	memcpy(from, q->p->keys + start[0], n_all * sizeof(*from));
+	for (int width = 1; width < runs; width *= 2) {
+		for (int r = 0; r < runs; r += 2 * width) {
+			size_t i = start[r] - start[0];
+			size_t mid = start[r + width < runs ? r + width : runs] - start[0];
+			size_t stop = start[r + 2 * width < runs ? r + 2 * width : runs] - start[0];
+			size_t j = mid, o = i;
+			while (i < mid && j < stop)
+				to[o++] = from[i] <= from[j] ? from[i++] : from[j++];
+			while (i < mid)
+				to[o++] = from[i++];
+			while (j < stop)
+				to[o++] = from[j++];
+		}
+		uint64_t *swap = from;
+		from = to;
+		to = swap;
+	}
+	/* a colocated form (an option's "--word" beside "word") may share a position */
 	size_t m = 0;
 	for (size_t i = 0; i < n_all; i++)
-		if (!m || k[m - 1] != k[i])
-			k[m++] = k[i];
-	q->nscratch = at + m;
-	*out = (keyset){true, at, m};
+		if (!m || from[m - 1] != from[i])
+			from[m++] = from[i];
+	size_t off = (size_t)(from - q->scratch);
+	q->nscratch = off + m;
+	*out = (keyset){true, off, m};
 	return 0;
+}
+
+/* Moves *cur forward over the keys k[*cur..n) below key, galloping (steps doubling, then halving
+ * back): cheap when the keys sought are far apart in a long list. Returns whether k[*cur] is key. */
+static bool seek_key(const uint64_t *k, size_t n, size_t *cur, uint64_t key)
+{
+	size_t lo = *cur, step = 1;
+	if (lo >= n || k[lo] >= key)
+		return lo < n && k[lo] == key;
+	/* k[lo] < key: find hi with k[hi] >= key (or n) */
+	size_t hi = lo + 1;
+	while (hi < n && k[hi] < key) {
+		lo = hi;
+		step *= 2;
+		hi = lo + step;
+	}
+	if (hi > n)
+		hi = n;
+	/* k[lo] < key, and k[hi] >= key or hi == n: the first not below key in (lo, hi] */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k[mid] < key)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*cur = hi;
+	return hi < n && k[hi] == key;
 }
 
 typedef struct phrase_tokens {
@@ -453,21 +496,25 @@ int postings_add(postings_query *q, atlas_analyzer *a, const char *alt, unsigned
 	phrase *ph = &q->ph[q->nphrases];
 	*ph = (phrase){pos[0], colmask, group, negated, x.ntok, 0};
 	if (x.ntok > 1) {
-		/* the starts of the first token's positions followed by the others' in the same
-		 * column */
-		size_t at = scratch_take(q, pos[0].n);
+		/* the starts of the phrase: walked from its rarest token's positions, each other
+		 * token sought at its place in the same column */
+		int r = 0;
+		for (int j = 1; j < x.ntok; j++)
+			if (pos[j].n < pos[r].n)
+				r = j;
+		size_t at = scratch_take(q, pos[r].n);
 		if (at == (size_t)-1)
 			goto free_text;
 		size_t m = 0, cur[PHRASE_TOKENS_MAX] = {0};
-		for (size_t i = 0; i < pos[0].n; i++) {
-			uint64_t k = keyset_at(q, pos[0])[i];
+		for (size_t i = 0; i < pos[r].n; i++) {
+			uint64_t kr = keyset_at(q, pos[r])[i];
+			if (KEY_OFF(kr) < r)
+				continue; /* no room for the tokens before it in its column */
+			uint64_t k = kr - (uint64_t)r;
 			bool all = true;
-			for (int j = 1; j < x.ntok && all; j++) {
-				const uint64_t *s = keyset_at(q, pos[j]);
-				while (cur[j] < pos[j].n && s[cur[j]] < k + (uint64_t)j)
-					cur[j]++;
-				all = cur[j] < pos[j].n && s[cur[j]] == k + (uint64_t)j;
-			}
+			for (int j = 0; j < x.ntok && all; j++)
+				if (j != r)
+					all = seek_key(keyset_at(q, pos[j]), pos[j].n, &cur[j], k + (uint64_t)j);
 			if (all)
 				q->scratch[at + m++] = k;
 		}

@@ -579,9 +579,12 @@ static double rank_key(int tier, double score)
 
 /* Applies the path, proximity and heading boosts to the ranked pages rk[0..n), whose first shown
  * are the best by score, sorted: to those first, then to each other page that, boosted the most
- * this query's boosts can (a query without content words has none; proximity needs two
- * neighbouring words), would pass the least of the shown best boosted scores so far (a heap of
- * them); the others keep their scores, which cannot reach the page shown. */
+ * this query's boosts can (a query without content words has none; proximity
+ * needs two neighbouring words), would pass the least of the shown best boosted scores so far (a
+ * heap of them), until none can; the others keep their scores, which cannot reach the page shown.
+ * Pages from the postings table (whose matches are read for their boosts) are taken best first,
+ * which raises the least shown score soonest, so that fewer have their matches read; rk[shown..n)
+ * is then left in another order. */
 void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t shown)
 {
 	double heap[ATLAS_OFFSET_MAX + ATLAS_LIMIT_MAX];
@@ -592,10 +595,27 @@ void boost_shown(atlas_engine *e, const plan *pl, ranked *rk, int n, size_t show
 	const bool near = proximity_possible(pl), headed = all > 0 && pl->nphrases <= MAX_PHRASES;
 	const double near_most = (near ? 1 + RANK_PROXIMITY : 1) * (headed ? 1 + RANK_HEADING_MATCH : 1);
 	const double most = (all > 0 ? 1 + RANK_PATH_WORDS : 1) * near_most;
-	for (int i = 0; i < n; i++) {
+	int first = (size_t)n < shown ? n : (int)shown, end = n;
+	for (int i = 0; i < end; i++) {
+		if (i == first && nh == cap && pl->table_rows) {
+			/* the pages past those shown that could pass, best first: a page from the
+			 * postings table has its matches read (a search of FTS5) before its boosts */
+			int m = first;
+			for (int j = first; j < n; j++)
+				if (rank_key(rk[j].tier, rk[j].score * most) >= heap[0]) {
+					ranked t = rk[m];
+					rk[m++] = rk[j];
+					rk[j] = t;
+				}
+			qsort_r(rk + first, (size_t)(m - first), sizeof(*rk), cmp_ranked, e);
+			end = m;
+		}
 		candidate *c = &e->cand[rk[i].doc];
-		if (nh == cap && rank_key(rk[i].tier, rk[i].score * most) < heap[0])
+		if (nh == cap && rank_key(rk[i].tier, rk[i].score * most) < heap[0]) {
+			if (i >= first && pl->table_rows)
+				break; /* every page after it scores less */
 			continue;
+		}
 		c->path = path_match(pl, &e->docs[rk[i].doc]);
 		if (nh == cap &&
 		    rank_key(rk[i].tier, rk[i].score * (1 + RANK_PATH_WORDS * c->path) * near_most) < heap[0]) {

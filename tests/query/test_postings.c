@@ -1,7 +1,8 @@
 /* test_postings.c - an engine holding the index's postings in memory, and one reading the postings
  * table (atlas_engine_read_postings_table), answer every search exactly as one that asks FTS5: the
  * same JSON body (took_ms aside) for the relevance queries, every prefix of their last words, and queries written to reach each part of the expressions (phrases,
- * identifiers, negation, prefixes, column-limited completions, filters, pages past the first).
+ * identifiers, negation, prefixes, column-limited completions, filters, pages past the first);
+ * and each engine's first ten hits are the first ten of a page of fifty.
  *
  * usage: test_postings INDEX QUERIES.tsv */
 #include <cjson/cJSON.h>
@@ -66,13 +67,43 @@ static void compare(atlas_engine *held, atlas_engine *fts, const char *q)
 	}
 }
 
+/* The first ten hits of a search for q are the same pages, in the same order and with the same
+ * scores, as the first ten of a page of fifty: the boosts read for the pages that could be shown
+ * alone (boost_shown) leave out none that could. */
+static void same_first(atlas_engine *e, const char *q, const char *engine)
+{
+	atlas_search_params ten = {NULL, 10, 0, NULL, NULL, false, false}, fifty = ten;
+	ten.q = fifty.q = q;
+	fifty.limit = 50;
+	atlas_results a, b;
+	atlas_error err = {0, ""};
+	if (atlas_search(&a, e, &ten, &err))
+		return; /* compare() reports a failing search */
+	if (atlas_search(&b, e, &fifty, &err)) {
+		atlas_results_free(&a);
+		return;
+	}
+	int n = a.nhits < b.nhits ? a.nhits : b.nhits, i = 0;
+	while (i < n && a.hits[i].doc == b.hits[i].doc && a.hits[i].score == b.hits[i].score)
+		i++;
+	CHECK(a.nhits == (b.nhits < 10 ? b.nhits : 10) && i == n,
+	      "'%s' (%s): the first ten of fifty differ from ten at hit %d (%d and %d hits)", q, engine, i,
+	      a.nhits, b.nhits);
+	atlas_results_free(&a);
+	atlas_results_free(&b);
+}
+
 static atlas_engine *own;
 
-/* Compares the held engine's and the postings table's engine's answers with FTS5's. */
+/* Compares the held engine's and the postings table's engine's answers with FTS5's, and each
+ * engine's first ten with its first ten of fifty. */
 static void compare_all(atlas_engine *held, atlas_engine *fts, const char *q)
 {
 	compare(held, fts, q);
 	compare(own, fts, q);
+	same_first(held, q, "held");
+	same_first(fts, q, "fts5");
+	same_first(own, q, "table");
 }
 
 int main(int argc, char **argv)

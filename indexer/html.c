@@ -559,9 +559,19 @@ void read_head(head_state *st, const GumboNode *node)
 		if (!p->h1)
 			p->h1 = text_of(node);
 		break;
+	case GUMBO_TAG_H2:
+	case GUMBO_TAG_H3:
+	case GUMBO_TAG_H4:
+	case GUMBO_TAG_H5:
+	case GUMBO_TAG_H6:
+		if (!p->heading)
+			p->heading = text_of(node);
+		break;
 	default:
 		break;
 	}
+	if (!p->titled && st->body && has_token(attr(el, "class"), "title"))
+		p->titled = text_of(node);
 	if (!st->marked && attr(el, "data-atlas-body"))
 		st->marked = node;
 	if (!st->role_main) {

@@ -44,6 +44,9 @@ typedef struct html_page {
 	char *title;        /* <title>, whitespace collapsed; NULL when absent or empty */
 	int title_line;
 	char *og_title, *h1, *description, *first_para, *keywords, *image, *modified, *canonical;
+	char *titled;       /* the text of the first element of class "title" in the body (Doxygen's
+			     * div.title), for a page with no <title>, og:title or h1 */
+	char *heading;      /* the text of the first h2 to h6, likewise, after titled */
 	char *og_url;       /* meta property="og:url", the page's address when it has no canonical link */
 	char *search;       /* href of the first rel=search link: the site's search page */
 	char *redirect;     /* the URL of <meta http-equiv="refresh" content="0; url=...">: the page

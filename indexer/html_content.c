@@ -922,6 +922,8 @@ void html_page_free(html_page *p)
 	free(p->title);
 	free(p->og_title);
 	free(p->h1);
+	free(p->titled);
+	free(p->heading);
 	free(p->description);
 	free(p->first_para);
 	free(p->keywords);

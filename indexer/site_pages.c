@@ -134,8 +134,12 @@ static char *clean_title(const site *s, const html_page *hp)
 	}
 	if (hp->og_title)
 		return strdup(hp->og_title);
-	if (hp->h1)
-		return strdup(hp->h1);
+	/* no title named: the one the page shows, its first h1, element of class "title" (Doxygen's
+	 * div.title), or heading of another level */
+	const char *shown[] = { hp->h1, hp->titled, hp->heading };
+	for (size_t k = 0; k < sizeof(shown) / sizeof(*shown); k++)
+		if (shown[k] && *shown[k])
+			return strdup(shown[k]);
 	return NULL;
 }
 

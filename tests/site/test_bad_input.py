@@ -6,7 +6,8 @@ index untouched.
 - malformed HTML (unclosed and misnested tags) is read as browsers read it: its sections and text;
 - the content root and what is removed in it (data-atlas-body, nav, hidden, data-atlas-ignore,
   the configuration's ignore selectors), pages skipped by robots noindex or data-atlas-ignore;
-- a page without a title, a page with an empty content root, a broken link, a duplicate path, a
+- a page without a title (one showing its title in an h1, a div.title or a heading is titled
+  so, without a warning), a page with an empty content root, a broken link, a duplicate path, a
   sitemap URL with no file and a file the sitemap omits: warnings with file:line, errors with
   --strict (exit 1, previous index byte for byte);
 - bytes not valid in the page's charset are replaced and the page named; a windows-1252 page
@@ -164,6 +165,20 @@ def main():
     # warnings, errors under --strict
     warns(indexer, root, work, 'no title', {**GOOD, 'untitled.html': '<html><body><main><p>No title anywhere here.</p></main></body></html>'},
           r'untitled\.html:\d+: LEVEL: page has no title')
+    # no <title>: the title the page shows, its h1, else an element of class "title" (Doxygen's
+    # div.title), else its first heading of another level; no warning then
+    shown = {**GOOD,
+             'doxy.html': '<html><body><div class="header"><div class="title">Json::Value Class Reference</div></div>'
+                          '<h2 class="groupheader">Public Member Functions</h2><p>Doxygen text.</p></body></html>',
+             'howto.html': '<html><body><main><h2>How we coordinate releases</h2><p>The howto text.</p></main></body></html>',
+             'both.html': '<html><body><main><h2>Second level</h2><h1>First level</h1><p>Body.</p></main></body></html>'}
+    write(root, shown)
+    rc, out, err = build(indexer, root, os.path.join(work, 'shown.db'))
+    ix = Index(os.path.join(work, 'shown.db'))
+    titles = {p: ix.docs[p]['title'] for p in ('/doxy.html', '/howto.html', '/both.html')}
+    check(rc == 0 and titles == {'/doxy.html': 'Json::Value Class Reference', '/howto.html': 'How we coordinate releases',
+                                 '/both.html': 'First level'} and 'no title' not in err,
+          f'a page without <title> is titled as it shows itself ({titles}; {one(err)})')
     warns(indexer, root, work, 'empty content', {**GOOD, 'empty.html': page('Empty', '<main>  </main><footer>only a footer</footer>')},
           r'empty\.html:\d+: LEVEL: the page\'s content is empty')
     warns(indexer, root, work, 'broken link', {**GOOD, 'broken.html': page('Broken', '<main><p>See\n<a href="nowhere.html">this</a>.</p></main>')},

@@ -163,11 +163,25 @@ static int compound_tokens(phrase_words *pw, const char *text, const atlas_span 
 	return 0;
 }
 
+/* Makes each run of spaces in sb from byte from on one space: a code block's indentation and
+ * line breaks (spaces once rendered) read as one in a line of text. */
+static void collapse_spaces(strbuf *sb, size_t from)
+{
+	if (sb->oom || !sb->buf)
+		return;
+	size_t o = from;
+	for (size_t i = from; i < sb->len; i++)
+		if (sb->buf[i] != ' ' || o == from || sb->buf[o - 1] != ' ')
+			sb->buf[o++] = sb->buf[i];
+	sb->len = o;
+	sb->buf[o] = '\0';
+}
+
 /* Appends to sb, as HTML, the tokens [from, to) of the nsp tokens of text (sp: the spans of the
  * tokens from first on, offsets into text, which holds those tokens) with the matches m[0..nm) in
  * <mark> (a compound's over its parts, with pw; NULL: token by token) and "…" where the text is
- * cut; when whole, the text around the tokens too (first must then be 0). Returns false, writing
- * nothing, when there is nothing to show or the spans do not fit the text. */
+ * cut; when whole, the text around the tokens too (first must then be 0); runs of spaces as one.
+ * Returns false, writing nothing, when there is nothing to show or the spans do not fit the text. */
 static bool render_snippet(strbuf *sb, const char *text, int ntext, const atlas_span *sp, int first, int nsp,
 			   int from, int to, const sec_match *m, int nm, const match_record *rec,
 			   phrase_words *pw, bool whole)
@@ -194,6 +208,7 @@ static bool render_snippet(strbuf *sb, const char *text, int ntext, const atlas_
 		}
 	}
 	int cursor = whole ? 0 : w[0].start;
+	size_t start = sb->len;
 	if (from > 0)
 		strbuf_puts(sb, "…");
 	bool open = false;
@@ -219,6 +234,7 @@ static bool render_snippet(strbuf *sb, const char *text, int ntext, const atlas_
 		strbuf_append_html(sb, text + cursor, (size_t)(stop - cursor));
 	if (to < nsp)
 		strbuf_puts(sb, "…");
+	collapse_spaces(sb, start);
 	return true;
 }
 

@@ -179,6 +179,14 @@ def main():
     check(rc == 0 and titles == {'/doxy.html': 'Json::Value Class Reference', '/howto.html': 'How we coordinate releases',
                                  '/both.html': 'First level'} and 'no title' not in err,
           f'a page without <title> is titled as it shows itself ({titles}; {one(err)})')
+    # a code block's indentation and line breaks read as one space in a snippet
+    write(root, {**GOOD, 'code.html': page('Code', '<main><h1>Code</h1><p>The listing:</p><pre>def walrusfunc():\n'
+                                           '        return     42\n\n\n    # walrusfunc ends</pre></main>')})
+    rc, out, err = build(indexer, root, os.path.join(work, 'code.db'))
+    r = query(query_bin, os.path.join(work, 'code.db'), 'walrusfunc')
+    snips = [r['results'][0]['snippet']] + [x['snippet'] for x in r['results'][0].get('sections', [])] if r['results'] else []
+    check(rc == 0 and snips and all('  ' not in x for x in snips) and 'return 42' in snips[0],
+          f'runs of spaces in a snippet are one ({snips})')
     warns(indexer, root, work, 'empty content', {**GOOD, 'empty.html': page('Empty', '<main>  </main><footer>only a footer</footer>')},
           r'empty\.html:\d+: LEVEL: the page\'s content is empty')
     warns(indexer, root, work, 'broken link', {**GOOD, 'broken.html': page('Broken', '<main><p>See\n<a href="nowhere.html">this</a>.</p></main>')},

@@ -1017,6 +1017,53 @@ int atlas_engine_find(const atlas_engine *e, const char *path)
 	return i ? *i : -1;
 }
 
+const char *atlas_engine_resolve(const atlas_engine *e, const char *in, char *buf, size_t cap)
+{
+	if (!in || atlas_engine_find(e, in) >= 0 || cap < 3)
+		return in;
+	const char *s = in;
+	/* an absolute URL: the scheme and host (their case does not matter) left out */
+	const char *colon = strstr(s, "://");
+	if (colon) {
+		bool scheme = colon > s;
+		for (const char *c = s; c < colon && scheme; c++)
+			scheme = isalpha((unsigned char)*c) || *c == '+' || *c == '-' || *c == '.';
+		if (scheme) {
+			const char *slash = strchr(colon + 3, '/');
+			s = slash ? slash : "/";
+		}
+	}
+	size_t n = strcspn(s, "?#");
+	if (n + 2 > cap)
+		return in;
+	size_t o = 0;
+	if (s[0] != '/')
+		buf[o++] = '/';
+	memcpy(buf + o, s, n);
+	o += n;
+	buf[o] = '\0';
+	static const char *const index_names[] = { "index.html", "index.htm" };
+	for (int k = 0; k < 2; k++) {
+		size_t l = strlen(index_names[k]);
+		if (o > l && strcmp(buf + o - l, index_names[k]) == 0 && buf[o - l - 1] == '/') {
+			o -= l;
+			buf[o] = '\0';
+			break;
+		}
+	}
+	while (o > 1 && buf[o - 1] == '/')
+		buf[--o] = '\0';
+	if (atlas_engine_find(e, buf) >= 0)
+		return buf;
+	if (o + 2 <= cap && o > 1) {
+		buf[o] = '/';
+		buf[o + 1] = '\0';
+		if (atlas_engine_find(e, buf) >= 0)
+			return buf;
+	}
+	return in;
+}
+
 int vocab_df(const atlas_engine *e, const char *w, size_t n)
 {
 	int *i = strmap_getn(&e->vocab_index, w, n);

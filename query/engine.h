@@ -272,5 +272,11 @@ const char *atlas_engine_meta(const atlas_engine *e, const char *key); /* NULL w
 int atlas_engine_vocab_size(const atlas_engine *e);
 /* Returns the doc index of path (NULL-safe), or -1 when no page has it: not an error code. */
 int atlas_engine_find(const atlas_engine *e, const char *path);
+/* Returns the path of the page of e that in is, as the sitemap writes it: in itself when e has
+ * it, else in with a scheme and host (any case) left out, a leading slash put where none is, a
+ * trailing index.html or index.htm and trailing slashes taken off (and then with one slash put
+ * back) - whichever e has - or in when none is a page of e (NULL-safe). Written into buf (cap
+ * bytes) when rewritten. Never fails. */
+const char *atlas_engine_resolve(const atlas_engine *e, const char *in, char *buf, size_t cap);
 
 #endif

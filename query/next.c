@@ -640,14 +640,14 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 {
 	const next_state *ns = engine_next(e);
 	memset(res, 0, sizeof(*res));
-	int src = atlas_engine_find(e, p->path);
+	/* paths as a reader or a page gives them: resolved to the sitemap's (atlas_engine_resolve) */
+	char buf[512];
+	int src = atlas_engine_find(e, atlas_engine_resolve(e, p->path, buf, sizeof(buf)));
 	if (src < 0)
 		return atlas_error_set(err, ATLAS_ENOTFOUND, "no page at path '%s'", p->path ? p->path : "");
 	int guide = -1;
 	if (p->guide && p->guide[0]) {
-		char gp[512];
-		snprintf(gp, sizeof(gp), "%s%s", p->guide[0] == '/' ? "" : "/", p->guide);
-		guide = atlas_engine_find(e, gp);
+		guide = atlas_engine_find(e, atlas_engine_resolve(e, p->guide, buf, sizeof(buf)));
 		if (guide < 0 || ns->docs[guide].type_id != ATLAS_TYPE_GUIDE)
 			return atlas_error_set(err, ATLAS_ENOTFOUND, "no guide '%s'", p->guide);
 	}
@@ -660,7 +660,7 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 	int nseen = 0;
 	seen[nseen++] = src;
 	for (int i = p->nseen > ATLAS_SEEN_MAX ? p->nseen - ATLAS_SEEN_MAX : 0; i < p->nseen; i++) {
-		int d = atlas_engine_find(e, p->seen[i]);
+		int d = atlas_engine_find(e, atlas_engine_resolve(e, p->seen[i], buf, sizeof(buf)));
 		if (d >= 0)
 			seen[nseen++] = d;
 	}

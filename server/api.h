@@ -94,7 +94,7 @@ void api_compute(server *s, struct MHD_Connection *c, const strbuf *norm, answer
 		 char build[64]);
 
 /* The answer_fns of /api/search (args: a search_request of params.h) and /api/next (args: an
- * atlas_next_params whose paths resolve_path may rewrite). */
+ * atlas_next_params, whose paths atlas_next resolves: atlas_engine_resolve). */
 void answer_search(atlas_engine *e, const void *args, reply *rp, long *count);
 void answer_next(atlas_engine *e, const void *args, reply *rp, long *count);
 

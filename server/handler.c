@@ -520,19 +520,10 @@ static void answer_suggest(atlas_engine *e, const void *args, reply *rp, long *c
 	free(sugg);
 }
 
-/* answer_fn of /api/next; args is an atlas_next_params, its paths resolved (resolve_path) here. */
+/* answer_fn of /api/next; args is an atlas_next_params (atlas_next resolves its paths). */
 void answer_next(atlas_engine *e, const void *args, reply *rp, long *count)
 {
 	atlas_next_params p = *(const atlas_next_params *)args;
-	char path[SERVE_PARAM_MAX + 2], guide[SERVE_PARAM_MAX + 2];
-	const char *seen[ATLAS_SEEN_MAX];
-	char seen_text[ATLAS_SEEN_MAX][160];
-	p.path = resolve_path(e, p.path, path, sizeof(path));
-	if (p.guide && p.guide[0] == '/')
-		p.guide = resolve_path(e, p.guide, guide, sizeof(guide));
-	for (int i = 0; i < p.nseen; i++)
-		seen[i] = resolve_path(e, p.seen[i], seen_text[i], sizeof(seen_text[i]));
-	p.seen = seen;
 	atlas_next_results r;
 	atlas_error err = { 0, "" };
 	int rc = atlas_next(&r, e, &p, &err);

@@ -97,10 +97,4 @@ void search_request_free(search_request *sr);
 int next_request_parse(next_request *nr, const params *ps, param_error *pe);
 void next_request_free(next_request *nr);
 
-/* Returns the path of the page of e that in is, as the sitemap writes it: in itself when e has
- * it, else in with a scheme and host (any case) left out, a trailing index.html or index.htm and
- * trailing slashes taken off (and then with one slash put back) - whichever e has - or in when
- * none is a page of e. Written into buf (cap bytes) when rewritten. Never fails. */
-const char *resolve_path(const atlas_engine *e, const char *in, char *buf, size_t cap);
-
 #endif

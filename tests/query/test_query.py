@@ -140,6 +140,11 @@ def main():
     r = q("--json", "--next", "/jax-sharding")
     check("next: five suggestions with reasons", len(r["suggestions"]) == 5 and all(s["reasons"] for s in r["suggestions"]), r)
     check("next: excludes the page itself", "/jax-sharding" not in [s["path"] for s in r["suggestions"]])
+    same = [q("--json", "--next", p, "--seen", seen)["suggestions"] for p, seen in
+            [("/jax-sharding", "/jax-tracing-jaxpr"), ("jax-sharding", "jax-tracing-jaxpr"),
+             ("https://example.org/jax-sharding/", "/jax-tracing-jaxpr/index.html")]]
+    check("next: a path without its leading slash, or as a URL, is the page's", same[0] == same[1] == same[2],
+          [[s["path"] for s in x] for x in same])
     r = q("--json", "--next", "/jax-sharding", "--guide", "jax-stack")
     check("next: guide's next step first", r["suggestions"][0]["reasons"][0].startswith("Step "), r["suggestions"][0])
     # no guide named, the page read just before tells the route: every step of every guide after

@@ -130,6 +130,8 @@ typedef struct corpus {
 	int compilations;       /* its pages made of other pages, left out (indexer/site_repeats.c) */
 	char *compilation_example; /* the first of them, described; NULL: none */
 	int copies;             /* its pages the same as another, left out, leading to it */
+	int chrome_lines;       /* lines on most of its pages, taken out of them (find_boilerplate) */
+	int chrome_pages;       /* the pages they were taken out of */
 	char *copy_example;     /* the first of them, described; NULL: none */
 	bool site;              /* read from a built site (--site), whose paths are its file names */
 	atomic_int *body_readers; /* per page, readers yet to release its section bodies; NULL: kept */

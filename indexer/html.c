@@ -514,7 +514,8 @@ void read_head(head_state *st, const GumboNode *node)
 		if (href[0] == '#' && href[1])
 			strmap_put(&st->frag_refs, href + 1, strlen(href + 1), 0, NULL);
 		if (el->tag == GUMBO_TAG_A && st->nsequence < HTML_SEQUENCE_LINKS &&
-		    (has_token(rel, "next") || has_token(rel, "prev") || has_token(rel, "previous") || has_token(rel, "up")))
+		    (has_token(rel, "next") || has_token(rel, "prev") || has_token(rel, "previous") || has_token(rel, "up") ||
+		     has_token(rel, "contents") || has_token(rel, "index")))
 			st->sequence[st->nsequence++] = node;
 		if (has_token(rel, "next") && !p->next) {
 			p->next = strdup(href);

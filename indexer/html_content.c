@@ -596,10 +596,11 @@ static char *cell_name(body_state *st, const GumboNode *cell)
 }
 
 /* Two kinds of block are the site's navigation, as a nav element is:
- * - anywhere, a block of links to the pages before, after or above, named so (rel next, prev or
- *   up), the links holding NAV_PANEL_SHARE of its text (Texinfo's "Next: ..., Previous: ...,
- *   Up: ..." panel, a theme's pager in its main element: the neighbours' titles are no words of
- *   the page);
+ * - anywhere, a block of links to the pages before, after or above, or to the site's contents or
+ *   index, named so (rel next, prev, up, contents or index), the links holding NAV_PANEL_SHARE of
+ *   its text (Texinfo's "Next: ..., Previous: ..., Up: ... [Contents][Index]" panel, at the top
+ *   and the foot of a page; a theme's pager in its main element: the neighbours' titles are no
+ *   words of the page);
  * - in a page with no content root marked (no main, article, role=main, data-atlas-body or
  *   configured selector), before its first heading, a block of links: at least NAV_MIN_LINKS of
  *   them holding NAV_LINK_SHARE of its text (a sidebar listing every page, as Node.js's API

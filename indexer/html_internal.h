@@ -11,7 +11,7 @@
 #include "strbuf.h"
 #include "strmap.h"
 
-#define HTML_SEQUENCE_LINKS 8
+#define HTML_SEQUENCE_LINKS 16
 
 typedef struct head_state {
 	html_page *p;
@@ -23,7 +23,8 @@ typedef struct head_state {
 	const GumboNode *crumb_box; /* the first breadcrumb container */
 	bool html_crumbs;           /* p->crumbs are that container's */
 	/* the first HTML_SEQUENCE_LINKS links (a) to the page before, after or above (rel next,
-	 * prev, previous or up) */
+	 * prev, previous or up), or to the site's contents or index (rel contents or index: the
+	 * "[Contents][Index]" of a Texinfo panel, whose copy at the page's foot has no rel next) */
 	const GumboNode *sequence[HTML_SEQUENCE_LINKS];
 	int nsequence;
 	bool oom;

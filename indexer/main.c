@@ -157,6 +157,8 @@ static void print_stats(const build_stats *st, const corpus *c, const diag_list 
 	if (c->compilations)
 		printf("  repeats     %d  (pages made of other pages whole, left out as noindex pages are: %s)\n",
 		       c->compilations, c->compilation_example ? c->compilation_example : "");
+	if (c->chrome_lines)
+		printf("  chrome      %d lines on most pages, taken out of %d pages\n", c->chrome_lines, c->chrome_pages);
 	if (c->copies)
 		printf("  copies      %d  (pages the same as another, left out; links to them lead to it: %s)\n",
 		       c->copies, c->copy_example ? c->copy_example : "");

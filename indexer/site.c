@@ -745,6 +745,7 @@ int site_load(corpus *c, const char *dir, const char *config_path, bool strict, 
 	find_redirects(&s);
 	find_error_pages(&s);
 	find_search_pages(&s);
+	find_boilerplate(&s);
 	find_repeats(&s);
 	find_code_definitions(&s);
 	find_title_affix(&s);

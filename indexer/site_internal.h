@@ -133,6 +133,10 @@ void config_free(site_config *cfg);
  * (made to lead to it, as a redirect does); counts them in the corpus. Out of memory leaves every
  * page in. Never fails. */
 void find_repeats(site *s);
+/* Takes out of every page's section bodies the lines on most of the site's pages (the chrome left
+ * inside the content: see BOILERPLATE_SHARE in site_repeats.c), counted in s->c->chrome_lines
+ * and chrome_pages. Out of memory leaves the pages as they are. */
+void find_boilerplate(site *s);
 
 /* Makes each page's code headings (html_page.code_heads) names it defines, but for a heading that
  * CODE_HEADING_PAGES_MAX or more pages have (a release note's section of changes to a module, in

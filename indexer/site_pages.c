@@ -103,35 +103,41 @@ void find_title_affix(site *s)
 
 /* The page's title with the site's repeated part taken off (malloc'd), else the og:title, else the
  * first h1; NULL when it has none. */
+/* t without the part most of the site's titles repeat (s->suffix, s->prefix) and the
+ * spaces before its end; t itself when that would leave nothing. Returns a malloc'd string, or
+ * NULL when out of memory. */
+static char *without_affix(const site *s, const char *t)
+{
+	const char *whole = t;
+	size_t n = strlen(t);
+	if (s->suffix) {
+		size_t sl = strlen(s->suffix);
+		if (n > sl && strcmp(t + n - sl, s->suffix) == 0)
+			n -= sl;
+	}
+	if (s->prefix) {
+		size_t pl = strlen(s->prefix);
+		if (n > pl && strncmp(t, s->prefix, pl) == 0) {
+			t += pl;
+			n -= pl;
+		}
+	}
+	while (n && t[n - 1] == ' ')
+		n--;
+	if (!n)
+		return strdup(whole);
+	char *r = malloc(n + 1);
+	if (r) {
+		memcpy(r, t, n);
+		r[n] = '\0';
+	}
+	return r;
+}
+
 static char *clean_title(const site *s, const html_page *hp)
 {
-	const char *t = hp->title;
-	if (t && *t) {
-		size_t n = strlen(t);
-		if (s->suffix) {
-			size_t sl = strlen(s->suffix);
-			if (n > sl && strcmp(t + n - sl, s->suffix) == 0)
-				n -= sl;
-		}
-		if (s->prefix) {
-			size_t pl = strlen(s->prefix);
-			if (n > pl && strncmp(t, s->prefix, pl) == 0) {
-				t += pl;
-				n -= pl;
-			}
-		}
-		while (n && t[n - 1] == ' ')
-			n--;
-		if (n) {
-			char *r = malloc(n + 1);
-			if (r) {
-				memcpy(r, t, n);
-				r[n] = '\0';
-			}
-			return r;
-		}
-		return strdup(hp->title);
-	}
+	if (hp->title && *hp->title)
+		return without_affix(s, hp->title);
 	if (hp->og_title)
 		return strdup(hp->og_title);
 	/* no title named: the one the page shows, its first h1, element of class "title" (Doxygen's
@@ -222,7 +228,9 @@ int make_page(site *s, int fi, page *p)
 		const char *base = strrchr(f->rel, '/');
 		p->title = strdup(base ? base + 1 : f->rel);
 	}
-	p->description = hp->description ? strdup(hp->description) : short_description(hp->first_para);
+	/* a description that repeats the site's name as the titles do (Texinfo's "Start Conditions
+	 * (Lexical Analysis With Flex, for Flex 2.6.4)") without it */
+	p->description = hp->description ? without_affix(s, hp->description) : short_description(hp->first_para);
 	p->lastmod = strdup(f->lastmod ? f->lastmod : hp->modified ? hp->modified : "");
 	if (p->lastmod && strlen(p->lastmod) > 10 && p->lastmod[4] == '-' && p->lastmod[10] == 'T')
 		p->lastmod[10] = '\0'; /* the date of a timestamp */

@@ -355,6 +355,190 @@ static void find_copies(site *s)
 	free(d);
 }
 
+/**************************************************************************************************
+** Lines on most pages.
+*/
+
+/* A line of a section's body (a block's text: a paragraph, a table's row, a line of code) of at
+ * least two words, among a page's first or last BOILERPLATE_EDGE_LINES, that is so on
+ * BOILERPLATE_SHARE of the site's pages, and on BOILERPLATE_MIN_PAGES
+ * at least, is the site's chrome left inside the pages' content (Doxygen's header of project
+ * links and its "Generated on ... by doxygen" footer, gtk-doc's "Home Up Prev Next" bar, a
+ * theme's "« previous | up | next »", a "Last updated" line, a banner on every page): no words
+ * of any page. */
+#define BOILERPLATE_SHARE 0.5
+#define BOILERPLATE_MIN_PAGES 5
+/* A line on a page more often than this, on average over the pages holding it, is the pages' own
+ * (a parameter's line in each of many signatures, "unsigned int flags);"); chrome is once a page,
+ * or twice (a bar at the top and at the foot) */
+#define BOILERPLATE_PER_PAGE 2
+/* Chrome is at a page's top or its foot: its first and last lines this many */
+#define BOILERPLATE_EDGE_LINES 8
+
+/* The line at l (ended by '\n' or the NUL): its length into *n, its text without the spaces around
+ * it [*a, *b) of l. Returns whether it could be chrome: two words at least. */
+static bool line_at(const char *l, size_t *n, size_t *a, size_t *b)
+{
+	*n = strcspn(l, "\n");
+	*a = 0;
+	*b = *n;
+	while (*a < *b && l[*a] == ' ')
+		(*a)++;
+	while (*b > *a && l[*b - 1] == ' ')
+		(*b)--;
+	return *b > *a && memchr(l + *a, ' ', *b - *a);
+}
+
+/* The lines of page hp's text (its sections' bodies, lines ended by '\n' or a body's NUL). */
+static int count_lines(const html_page *hp)
+{
+	int lines = 0;
+	for (int k = 0; k < hp->nsecs; k++)
+		for (const char *l = hp->text + hp->secs[k].body_off; *l; lines++) {
+			size_t n = strcspn(l, "\n");
+			l += n + (l[n] == '\n');
+		}
+	return lines;
+}
+
+/* Whether line i of a page of total lines is where chrome is: BOILERPLATE_EDGE_LINES from its
+ * start or its end. */
+static bool at_edge(int i, int total)
+{
+	return i < BOILERPLATE_EDGE_LINES || i >= total - BOILERPLATE_EDGE_LINES;
+}
+
+/* Calls fn(ctx, line, n) for each line of page hp that could be chrome (line_at, at_edge). */
+static void edge_lines(const html_page *hp, void (*fn)(void *, const char *, size_t), void *ctx)
+{
+	int total = count_lines(hp), i = 0;
+	for (int k = 0; k < hp->nsecs; k++)
+		for (const char *l = hp->text + hp->secs[k].body_off; *l; i++) {
+			size_t n, a, b;
+			if (at_edge(i, total) && line_at(l, &n, &a, &b))
+				fn(ctx, l + a, b - a);
+			l += n + (l[n] == '\n');
+		}
+}
+
+/* The lines' keys (sec_key: a line's hash, its page; len unused) */
+typedef struct line_keys {
+	sec_key *k;
+	size_t n, cap;
+	int file;
+	bool oom;
+} line_keys;
+
+static void add_line_key(void *ctx, const char *line, size_t n)
+{
+	line_keys *x = ctx;
+	if (x->n == x->cap) {
+		size_t nc = x->cap ? x->cap * 2 : 4096;
+		sec_key *nk = realloc(x->k, nc * sizeof(*nk));
+		if (!nk) {
+			x->oom = true;
+			return;
+		}
+		x->k = nk;
+		x->cap = nc;
+	}
+	x->k[x->n++] = (sec_key){ fnv1a(14695981039346656037ULL, line, n), x->file, 0 };
+}
+
+static int cmp_hash(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+	return (x > y) - (x < y);
+}
+
+/* Whether the line line[0..n) (trimmed) is one of the sorted hashes chrome[0..nchrome). */
+static bool is_chrome(const unsigned long long *chrome, size_t nchrome, const char *line, size_t n)
+{
+	unsigned long long h = fnv1a(14695981039346656037ULL, line, n);
+	return bsearch(&h, chrome, nchrome, sizeof(*chrome), cmp_hash) != NULL;
+}
+
+/* Rewrites page f's text without the lines of chrome, each section's body moved to its new place.
+ * Returns the bytes taken out; out of memory leaves the text as it was. */
+static size_t strip_chrome(html_page *hp, const unsigned long long *chrome, size_t nchrome)
+{
+	char *out = malloc(hp->text_len + 1);
+	if (!out)
+		return 0;
+	size_t o = 0;
+	int total = count_lines(hp), i = 0;
+	for (int k = 0; k < hp->nsecs; k++) {
+		const char *l = hp->text + hp->secs[k].body_off;
+		hp->secs[k].body_off = o;
+		size_t start = o;
+		for (; *l; i++) {
+			size_t n, a, b;
+			bool can = line_at(l, &n, &a, &b) && at_edge(i, total);
+			if (!can || !is_chrome(chrome, nchrome, l + a, b - a)) {
+				if (o > start)
+					out[o++] = '\n';
+				memcpy(out + o, l, n);
+				o += n;
+			}
+			l += n + (l[n] == '\n');
+		}
+		out[o++] = '\0';
+	}
+	size_t taken = hp->text_len + 1 - o;
+	free(hp->text);
+	hp->text = out;
+	hp->text_len = o - 1;
+	if (hp->first_para && is_chrome(chrome, nchrome, hp->first_para, strlen(hp->first_para))) {
+		free(hp->first_para);
+		hp->first_para = NULL;
+	}
+	return taken;
+}
+
+void find_boilerplate(site *s)
+{
+	line_keys x = { NULL, 0, 0, 0, false };
+	int pages = 0;
+	for (int i = 0; i < s->nfiles && !x.oom; i++) {
+		const site_file *f = &s->files[i];
+		if (!is_page_file(f) || !f->hp.text)
+			continue;
+		pages++;
+		x.file = i;
+		edge_lines(&f->hp, add_line_key, &x);
+	}
+	if (x.oom || pages < BOILERPLATE_MIN_PAGES) {
+		free(x.k);
+		return;
+	}
+	qsort(x.k, x.n, sizeof(*x.k), cmp_sec_key);
+	/* the hashes on enough pages (each page once), sorted */
+	size_t nchrome = 0;
+	unsigned long long *chrome = malloc((x.n ? x.n : 1) * sizeof(*chrome));
+	if (!chrome) {
+		free(x.k);
+		return;
+	}
+	for (size_t j = 0; j < x.n;) {
+		size_t e = j;
+		int files = 0;
+		for (; e < x.n && x.k[e].hash == x.k[j].hash; e++)
+			files += e == j || x.k[e].file != x.k[e - 1].file;
+		if (files >= BOILERPLATE_MIN_PAGES && files >= BOILERPLATE_SHARE * pages &&
+		    e - j <= BOILERPLATE_PER_PAGE * (size_t)files)
+			chrome[nchrome++] = x.k[j].hash;
+		j = e;
+	}
+	for (int i = 0; i < s->nfiles && nchrome; i++) {
+		site_file *f = &s->files[i];
+		if (is_page_file(f) && f->hp.text && strip_chrome(&f->hp, chrome, nchrome))
+			s->c->chrome_pages++;
+	}
+	s->c->chrome_lines = (int)nchrome;
+	free(chrome);
+	free(x.k);
+}
+
 void find_repeats(site *s)
 {
 	sections_index x;

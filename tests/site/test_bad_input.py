@@ -179,6 +179,29 @@ def main():
     check(rc == 0 and titles == {'/doxy.html': 'Json::Value Class Reference', '/howto.html': 'How we coordinate releases',
                                  '/both.html': 'First level'} and 'no title' not in err,
           f'a page without <title> is titled as it shows itself ({titles}; {one(err)})')
+    # chrome left inside the content: a line of two words or more on half the pages or more (5 at
+    # least) and at most twice on each is taken out; a line on fewer pages, or on each many times
+    # (a signature's parameter), stays; a Texinfo panel at the foot (rel contents and index, its
+    # next and previous links without rel) is navigation as the one at the top is
+    def chromed(i):
+        foot = (f'<div class="header"><p>Next: <a href="p{i + 1}.html">Zebraword next</a>, Up: <a href="p0.html">Top</a>'
+                ' [<a href="p0.html#SEC_Contents" rel="contents">Contents</a>][<a href="ix.html" rel="index">Index</a>]</p></div>')
+        sig = ''.join(f'<pre>int fn{i}_{k}(int a,\n    unsigned int sigflagword);</pre>' for k in range(4))
+        return (f'<html><head><title>Page {i}</title></head><body><div><table><tr><td><a href="p0.html">Projectword home</a>'
+                f'</td><td><a href="p1.html">Classes</a></td></tr></table><h1>Page {i}</h1><p>Own text of page'
+                f' {i}, ownword{i}{" and sharedfewword" if i < 2 else ""}.</p>{sig}<address>Generated on Mon Jan 1'
+                f' by gennerword 1.9</address>{foot}</div></body></html>')
+    chrome_site = {f'p{i}.html': chromed(i) for i in range(8)}
+    write(root, chrome_site)
+    rc, out, err = build(indexer, root, os.path.join(work, 'chrome.db'))
+    cdb = os.path.join(work, 'chrome.db')
+    check(rc == 0 and 'chrome      2 lines on most pages, taken out of 8 pages' in out,
+          f'the chrome line counted in the summary ({one(out)})')
+    for w, want in [('projectword', []), ('gennerword', []), ('zebraword', []), ('ownword3', ['/p3.html']),
+                    ('sharedfewword', ['/p0.html', '/p1.html'])]:
+        got = sorted(words(query_bin, cdb, w))
+        check(got == want, f'chrome: "{w}" on {want} ({got})')
+    check(len(words(query_bin, cdb, 'sigflagword')) == 8, 'chrome: a line many times on each page stays')
     # a code block's indentation and line breaks read as one space in a snippet
     write(root, {**GOOD, 'code.html': page('Code', '<main><h1>Code</h1><p>The listing:</p><pre>def walrusfunc():\n'
                                            '        return     42\n\n\n    # walrusfunc ends</pre></main>')})

@@ -415,7 +415,7 @@ static void edge_lines(const html_page *hp, void (*fn)(void *, const char *, siz
 	for (int k = 0; k < hp->nsecs; k++)
 		for (const char *l = hp->text + hp->secs[k].body_off; *l; i++) {
 			size_t n, a, b;
-			if (at_edge(i, total) && line_at(l, &n, &a, &b))
+			if (line_at(l, &n, &a, &b) && at_edge(i, total))
 				fn(ctx, l + a, b - a);
 			l += n + (l[n] == '\n');
 		}
@@ -462,6 +462,8 @@ static bool is_chrome(const unsigned long long *chrome, size_t nchrome, const ch
  * Returns the bytes taken out; out of memory leaves the text as it was. */
 static size_t strip_chrome(html_page *hp, const unsigned long long *chrome, size_t nchrome)
 {
+	if (!hp->nsecs)
+		return 0;
 	char *out = malloc(hp->text_len + 1);
 	if (!out)
 		return 0;

@@ -595,6 +595,76 @@ static char *cell_name(body_state *st, const GumboNode *cell)
 	return name;
 }
 
+/* Whether word (one, no blank) is written as code names are: with a dot, an underscore or a
+ * colon inside it ("core.autocrlf", "yy_at_bol", "Json::Value"), after one or two dashes ("--quiet",
+ * "-v"), or a capital after a small letter ("assertEquals"). */
+static bool code_like(const char *word)
+{
+	size_t n = strlen(word);
+	if (n < 2)
+		return false;
+	if (word[0] == '-')
+		return isalnum((unsigned char)word[word[1] == '-' ? 2 : 1]) != 0;
+	for (size_t i = 1; i + 1 < n; i++)
+		if (strchr("._:", word[i]) && isalnum((unsigned char)word[i + 1]))
+			return true;
+	for (size_t i = 1; i < n; i++)
+		if (isupper((unsigned char)word[i]) && islower((unsigned char)word[i - 1]))
+			return true;
+	return false;
+}
+
+/* Whether node's first text with more than blanks is a placeholder, in an em, i or var (DocBook's
+ * em.replaceable: a command's parameter, "new_owner", named by the reader, not the manual). Returns
+ * true, with *found set, once that text is met. */
+static bool placeholder_text(const GumboNode *node, bool in_var, bool *found)
+{
+	if (words_node(node)) {
+		*found = true;
+		return in_var;
+	}
+	if (node->type != GUMBO_NODE_ELEMENT)
+		return false;
+	const GumboElement *el = &node->v.element;
+	if (unseen(el))
+		return false;
+	in_var |= el->tag == GUMBO_TAG_EM || el->tag == GUMBO_TAG_I || el->tag == GUMBO_TAG_VAR;
+	for (unsigned i = 0; i < el->children.length && !*found; i++) {
+		bool v = placeholder_text(el->children.data[i], in_var, found);
+		if (*found)
+			return v;
+	}
+	return false;
+}
+
+static bool leading_placeholder(const GumboNode *node)
+{
+	bool found = false;
+	return placeholder_text(node, false, &found);
+}
+
+/* The name a definition list's term without an id defines: its text when that is one word
+ * written as code names are (code_like; a signature's before its parameters, keep_name), as
+ * AsciiDoc writes a configuration's variables ("<dt class="hdlist1">core.autocrlf</dt>") and a
+ * command's options. A term of plain words ("Working tree") is a glossary's, defined elsewhere by
+ * its id when the site gives one; nor does a placeholder (leading_placeholder), nor a Sphinx
+ * signature (class sig) without an id. Returns a new string (the caller's), or NULL. */
+static char *dt_name(const GumboNode *dt)
+{
+	/* a Sphinx object's signature without its id is one described again with :noindex:, its
+	 * definition elsewhere */
+	if (leading_placeholder(dt) || has_token(attr(&dt->v.element, "class"), "sig"))
+		return NULL;
+	char *name = text_of(dt);
+	if (name)
+		keep_name(name);
+	if (name && (!*name || strchr(name, ' ') || !code_like(name))) {
+		free(name);
+		return NULL;
+	}
+	return name;
+}
+
 /* Two kinds of block are the site's navigation, as a nav element is:
  * - anywhere, a block of links to the pages before, after or above, or to the site's contents or
  *   index, named so (rel next, prev, up, contents or index), the links holding NAV_PANEL_SHARE of
@@ -734,6 +804,12 @@ static void body_node(body_state *st, const GumboNode *node)
 			st->oom = true;
 		free(member);
 		free(def);
+	}
+	if (el->tag == GUMBO_TAG_DT && !(id && *id)) {
+		char *name = dt_name(node);
+		if (name && add_string(&st->p->defs, &st->p->ndefs, name))
+			st->oom = true;
+		free(name);
 	}
 	if (el->tag == GUMBO_TAG_TD) {
 		char *name = cell_name(st, node);

@@ -157,6 +157,18 @@ PAGES = {
     'batch-mode.html': page('Batch Mode', '<p>In batch mode a worker takes jobs in groups.</p>'),
     'safe-mode.html': page('Safe Mode', '<p>In safe mode a worker runs no plugins.</p>'),
     'quiet-mode.html': page('Quiet Mode', '<p>In quiet mode a worker logs errors only; the mode suits batch runs.</p>'),
+    # a definition list's terms without ids, as AsciiDoc writes a configuration's variables: a term
+    # written as a code name defines it; a term of plain words, or of one plain word, does not
+    'config.html': page('queue-config(1)', (
+        '<p>The variables below configure queues; each applies to every queue unless a queue sets its own.</p>'
+        '<dl><dt class="hdlist1">pool.maxIdle</dt><dd><p>Seconds a worker waits idle before it stops.</p></dd>'
+        '<dt class="hdlist1">lease_window</dt><dd><p>Seconds a lease of a job lasts.</p></dd>'
+        '<dt class="hdlist1">Working queue</dt><dd><p>The queue a worker takes jobs from.</p></dd>'
+        '<dt class="hdlist1">Drainage</dt><dd><p>How a queue empties.</p></dd></dl>')),
+    'tuning.html': page('Tuning the pool', (
+        '<p>Set pool.maxIdle low for bursty loads: pool.maxIdle frees idle workers, and pool.maxIdle'
+        ' of zero stops them at once. Raise lease_window when jobs run long; lease_window is in'
+        ' seconds. Drainage and the working queue are tuned elsewhere.</p>')),
     'stores-howto.html': page('Choosing a store', (
         '<p>The queue.stores package holds the stores. Import a store from queue.stores, or name'
         ' it in the settings: queue.stores reads the TTL of each store from them. A stores TTL'
@@ -180,6 +192,12 @@ def main():
                 return float(h['explain'].split('defs ')[1].split()[0])
         return None
 
+    for q in ('pool.maxIdle', 'lease_window'):
+        got = first(q)
+        check(got == '/config.html', f'"{q}": the page whose definition list names it first (got {got})')
+    for q in ('drainage', 'working queue'):
+        got = defs_score(q, '/config.html')
+        check(got == 0.0, f'"{q}", a term of plain words, defines nothing (defs score {got})')
     got = first('Worker.RetryLimitReached')
     check(got == '/api.html', f'"Worker.RetryLimitReached": the class\'s page first (got {got})')
     got = first('Worker.drain')

@@ -56,6 +56,9 @@
 #define RANK_SEC_COMPLETION 0.25
 #define RANK_SEC_REPEAT 0.25
 #define RANK_SEC_REPEATS 4
+/* A section's score is this many times more when the query's words are its whole heading: of
+ * headings that hold them, the one that is them ("gnutls_handshake ()") first. */
+#define RANK_SEC_WHOLE 3.0
 /* Sections of a hit whose text is read, best first: for its snippet and up to 3 shown sections. */
 #define SECTION_KEEP 4
 

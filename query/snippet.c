@@ -317,6 +317,7 @@ static void sort_placed(placed *a, int n)
 typedef struct sections_scratch {
 	sec_score *scores;
 	int *head, *body, *touched;
+	uint64_t *fit; /* per section, the positions of its heading (the first 64) a match is at */
 	int cap;
 	placed *pm;
 	int pcap;
@@ -355,19 +356,25 @@ static int grow_sections(sections_scratch *x, int n)
 	bad |= atlas_resize(&x->head, (size_t)n, sizeof(int));
 	bad |= atlas_resize(&x->body, (size_t)n, sizeof(int));
 	bad |= atlas_resize(&x->touched, (size_t)n, sizeof(int));
+	bad |= atlas_resize(&x->fit, (size_t)n, sizeof(uint64_t));
 	if (bad)
 		return ATLAS_ENOMEM;
 	x->cap = n;
 	return 0;
 }
 
-/* Scores the sections of page d (ns of them, from section first) into x->scores, best first, from
- * its matches x->pm[0..np) in record order (phrase after phrase). */
-static void score_sections(sections_scratch *x, int ns, const placed *pm, int np, const double *w)
+/* Scores the sections of page d (ns of them, secs[0..ns)) into x->scores, best first, from its
+ * matches x->pm[0..np) in record order (phrase after phrase; size: each phrase's tokens); a
+ * section's score is RANK_SEC_WHOLE times more when its matches are every word of its heading
+ * (the heading "gnutls_handshake ()" before "gnutls_handshake_set_hook_function ()" for
+ * gnutls_handshake). */
+static void score_sections(sections_scratch *x, const section_info *secs, int ns, const placed *pm, int np,
+			   const double *w, const int *size)
 {
 	for (int s = 0; s < ns; s++) {
 		x->scores[s] = (sec_score){ s, 0.0 };
 		x->head[s] = x->body[s] = 0;
+		x->fit[s] = 0;
 	}
 	for (int i = 0; i < np;) {
 		int phrase = pm[i].phrase, ntouched = 0;
@@ -375,10 +382,16 @@ static void score_sections(sections_scratch *x, int ns, const placed *pm, int np
 			int s = pm[i].sec;
 			if (!x->head[s] && !x->body[s])
 				x->touched[ntouched++] = s;
-			if (pm[i].idx < 0)
+			if (pm[i].idx < 0) {
+				/* the heading's positions the phrase covers */
+				int at = pm[i].idx + secs[s].nhead;
+				int n = phrase < FTS_MAX_PHRASES && size[phrase] > 1 ? size[phrase] : 1;
 				x->head[s] = 1;
-			else
+				for (int k = at; k >= 0 && k < at + n && k < 64; k++)
+					x->fit[s] |= 1ULL << k;
+			} else {
 				x->body[s]++;
+			}
 		}
 		double wp = phrase < FTS_MAX_PHRASES ? w[phrase] : 1.0;
 		for (int k = 0; k < ntouched; k++) {
@@ -388,6 +401,10 @@ static void score_sections(sections_scratch *x, int ns, const placed *pm, int np
 			x->head[s] = x->body[s] = 0;
 		}
 	}
+	for (int s = 0; s < ns; s++)
+		if (x->fit[s] && secs[s].nhead > 0 && secs[s].nhead <= 64 &&
+		    __builtin_popcountll(x->fit[s]) == secs[s].nhead)
+			x->scores[s].score *= RANK_SEC_WHOLE;
 	if (ns > 32) {
 		qsort(x->scores, (size_t)ns, sizeof(*x->scores), cmp_sec_score);
 		return;
@@ -499,7 +516,7 @@ void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
 			if (locate_match(e, d, in[i].col, in[i].off, &sec, &hd, &idx))
 				x.pm[np++] = (placed){ sec - first, hd ? idx - e->sections[sec].nhead : idx, in[i].phrase };
 		}
-		score_sections(&x, ns, x.pm, np, w);
+		score_sections(&x, e->sections + first, ns, x.pm, np, w, e->rec.phrase_size);
 		mark_title(e, res, hit, &x, np, &pw);
 		for (int k = 0; k < SECTION_KEEP && k < ns && x.scores[k].score > 0; k++) {
 			int sec = first + x.scores[k].sec;
@@ -578,6 +595,7 @@ void fill_sections(atlas_engine *e, atlas_results *res, const plan *pl)
 	free(x.head);
 	free(x.body);
 	free(x.touched);
+	free(x.fit);
 	free(x.pm);
 	free(x.sm);
 	free(x.m);

@@ -13,7 +13,9 @@
   changes to one module, repeated in every release);
 - of a page's sections, the one whose heading holds the word typed whole comes before one whose
   heading holds a longer word it begins ("Pool.resize" shows "Pool.resize(count[, timeout])"
-  before "Pool.resizeto(count)", though the longer word is rarer);
+  before "Pool.resizeto(count)", though the longer word is rarer), and a section whose heading is
+  the word whole before those of longer names it begins ("qchan_send ()" before
+  "qchan_send_range ()", which mentions it more);
 - a Sphinx target, on an empty span or on the element after it, of a module ("module-queue.stores",
   not "module-overview", a heading's anchor) or of a project's object type
   ("std-setting-STORES-TTL") defines its name;
@@ -169,6 +171,16 @@ PAGES = {
         '<p>Set pool.maxIdle low for bursty loads: pool.maxIdle frees idle workers, and pool.maxIdle'
         ' of zero stops them at once. Raise lease_window when jobs run long; lease_window is in'
         ' seconds. Drainage and the working queue are tuned elsewhere.</p>')),
+    # a C reference of one section per function, headed by its name (gtk-doc's): the function's
+    # own section first, before those of longer names it begins that mention it more
+    'channel.html': page('channel', (
+        '<p>Functions of a job channel.</p>'
+        '<h3 id="qchan-send-range">qchan_send_range ()</h3><pre>ssize_t qchan_send_range (qchan_t c, const void *data);'
+        '</pre><p>Works like qchan_send() over a range; qchan_send rules apply, as qchan_send does for one.</p>'
+        '<h3 id="qchan-send">qchan_send ()</h3><pre>ssize_t qchan_send (qchan_t c, const void *data);</pre>'
+        '<p>Sends data on the channel.</p>'
+        '<h3 id="qchan-send-file">qchan_send_file ()</h3><pre>ssize_t qchan_send_file (qchan_t c, int fd);</pre>'
+        '<p>Like qchan_send, from a file; see qchan_send for the errors qchan_send gives.</p>')),
     'stores-howto.html': page('Choosing a store', (
         '<p>The queue.stores package holds the stores. Import a store from queue.stores, or name'
         ' it in the settings: queue.stores reads the TTL of each store from them. A stores TTL'
@@ -198,6 +210,9 @@ def main():
     for q in ('drainage', 'working queue'):
         got = defs_score(q, '/config.html')
         check(got == 0.0, f'"{q}", a term of plain words, defines nothing (defs score {got})')
+    r = query(query_bin, db, 'qchan_send')['results']
+    got = [x['anchor'] for x in r[0].get('sections', [])] if r else None
+    check(got and got[0] == 'qchan-send', f'"qchan_send": the section headed by it first (got {got})')
     got = first('Worker.RetryLimitReached')
     check(got == '/api.html', f'"Worker.RetryLimitReached": the class\'s page first (got {got})')
     got = first('Worker.drain')

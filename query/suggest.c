@@ -199,6 +199,53 @@ static bool last_word(const char *prefix, size_t qlen, size_t *start, size_t *en
 	return *start < *end;
 }
 
+/* Whether prefix[0..n) holds a word. */
+static bool has_word(const char *prefix, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (word_byte((unsigned char)prefix[i]))
+			return true;
+	return false;
+}
+
+/* Whether byte c joins the parts of an identifier: "Json::Value", "yy_at_bol", "fs.readFile". */
+static bool joiner_byte(unsigned char c)
+{
+	return c == '_' || c == '.' || c == ':';
+}
+
+/* The identifier the last word prefix[start..end) is part of, as typed: its parts before it joined
+ * by joiner_byte, and the joiners after it up to tail ("yy_", "Json::V"), into
+ * prefix[*run_start..*run_end) and, folded to lower case, run (cap bytes). Returns its length, or
+ * 0 when the word is joined to nothing or the run does not fit. */
+static int identifier_run(const char *prefix, size_t start, size_t end, size_t tail, size_t *run_start,
+			  size_t *run_end, char *run, int cap)
+{
+	size_t a = start, b = end;
+	while (a >= 2 && joiner_byte((unsigned char)prefix[a - 1])) {
+		size_t j = a - 1;
+		while (j > 0 && joiner_byte((unsigned char)prefix[j - 1]))
+			j--;
+		if (j == 0 || !word_byte((unsigned char)prefix[j - 1]))
+			break;
+		a = j;
+		while (a > 0 && word_byte((unsigned char)prefix[a - 1]))
+			a--;
+	}
+	while (b < tail && joiner_byte((unsigned char)prefix[b]))
+		b++;
+	*run_start = a;
+	*run_end = b;
+	if ((a == start && b == end) || (int)(b - a) >= cap)
+		return 0;
+	for (size_t i = a; i < b; i++)
+		run[i - a] = (char)((unsigned char)prefix[i] < 0x80 && prefix[i] >= 'A' && prefix[i] <= 'Z'
+					    ? prefix[i] - 'A' + 'a'
+					    : prefix[i]);
+	run[b - a] = '\0';
+	return (int)(b - a);
+}
+
 int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *prefix)
 {
 	if (max <= 0 || !prefix)
@@ -209,6 +256,14 @@ int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *p
 	if (!last_word(prefix, qlen, &start, &end, &tail))
 		return 0;
 	bool typing = end == qlen || prefix[qlen - 1] != ' '; /* no space after it: still typing */
+	char run[VOCAB_MAX_LEN + 1];
+	size_t run_start, run_end;
+	int nrun = identifier_run(prefix, start, end, tail, &run_start, &run_end, run, (int)sizeof(run));
+	completion probe[1];
+	/* an identifier being typed ("Json::V", "yy_", "fs.rea") that the pages write whole is
+	 * completed whole ("json::value"), not its last part ("Json::void"); titles are still
+	 * looked up by its parts */
+	bool whole = typing && nrun > 0 && collect(e, run, nrun, true, false, probe, 1) > 0;
 	strbuf before = STRBUF_INIT, lastw = STRBUF_INIT, raw = STRBUF_INIT;
 	strbuf_append(&raw, prefix, start);
 	engine_normalize(e, &before, strbuf_str(&raw), false);
@@ -216,10 +271,17 @@ int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *p
 	strbuf_append(&raw, prefix + start, end - start);
 	engine_normalize(e, &lastw, strbuf_str(&raw), false);
 	strbuf_free(&raw);
-	/* a word the analyzer splits ("k8s.io" is one run here) is completed from its last part */
+	/* a word the analyzer splits ("k8s.io" is one run here) is completed from its last part,
+	 * unless an identifier's run is completed whole */
 	const char *last = strbuf_str(&lastw);
 	const char *sp = strrchr(last, ' ');
 	last = sp ? sp + 1 : last;
+	const char *part = last;
+	if (whole) {
+		last = run;
+		start = run_start;
+		end = run_end;
+	}
 	int n = 0;
 	int nlast = (int)strlen(last);
 	if (nlast == 0 || before.oom || lastw.oom) {
@@ -228,18 +290,18 @@ int atlas_suggest(atlas_suggestion *out, int max, atlas_engine *e, const char *p
 		return 0;
 	}
 	/* no word before the last, and nothing after it: a completion is a single word */
-	bool one_word = before.len == 0 && tail == end;
+	bool one_word = (whole ? !has_word(prefix, start) : before.len == 0) && tail == end;
 	/* completions counted (a search each): enough for the half of the list they usually fill */
 	int cap = (max + 1) / 2 + SUGGEST_EXTRA;
 	completion *c = malloc((size_t)cap * sizeof(*c));
 	atlas_suggestion *q = malloc((size_t)cap * sizeof(*q));
 	char (*stems)[VOCAB_MAX_LEN + 24] = malloc((size_t)cap * sizeof(*stems)); /* of q's words */
 	int nq = 0;
-	const char *fix_word = last;
+	const char *fix_word = part;
 	if (c && q && stems) {
 		/* an option being typed ("--exp") is completed from the options the pages write
 		 * ("--expires"), when they write any, not from every word it starts */
-		int nc = 0, dashes = last == strbuf_str(&lastw) ? atlas_option_dashes(prefix, (int)start) : 0;
+		int nc = 0, dashes = !whole && last == strbuf_str(&lastw) ? atlas_option_dashes(prefix, (int)start) : 0;
 		char opt[VOCAB_MAX_LEN + 3];
 		if (dashes && nlast + dashes < (int)sizeof(opt)) {
 			snprintf(opt, sizeof(opt), "%.*s%s", dashes, "--", last);

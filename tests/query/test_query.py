@@ -133,6 +133,15 @@ def main():
     r = q("--json", "--suggest", "raft concensus")
     check("suggest corrects the last word after others kept",
           any(s["kind"] == "query" and s["text"] == "raft consensus" for s in r["suggestions"]), r["suggestions"])
+    # an identifier being typed is completed whole from the identifiers the pages write, the
+    # titles still found by its last part
+    for typed, want in [("lru_", "lru_cache"), ("functools.lr", "functools.lru_cache"), ("tpu_lo", "tpu_lowering_rule")]:
+        r = q("--json", "--suggest", typed)
+        texts = [s["text"] for s in r["suggestions"] if s["kind"] == "query"]
+        check(f"suggest completes the identifier {typed!r} whole", want in texts and
+              all(t.startswith(typed) and not t.endswith("_") for t in texts), texts)
+    r = q("--json", "--suggest", "functools.lr")
+    check("... its titles still found", any(s["kind"] == "page" for s in r["suggestions"]), r["suggestions"])
     r = q("--json", "--limit", "3", "--suggest", "c")
     check("suggest honours the limit", len(r["suggestions"]) == 3, r["suggestions"])
     r = q("--json", "--suggest", "zzzqqqxx")

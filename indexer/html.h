@@ -92,7 +92,8 @@ typedef struct html_page {
 	int body_line;      /* line of the content root */
 	int words;
 	size_t link_text;   /* bytes of the content's link texts */
-	size_t code_text;   /* bytes of the content's text inside <pre> (code, a program's output) */
+	size_t code_text;   /* bytes of the content's text inside <pre> or Doxygen's div.fragment (code, a
+			     * program's output) */
 } html_page;
 
 typedef struct html_opts {

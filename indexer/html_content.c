@@ -31,7 +31,7 @@ typedef struct body_state {
 	size_t sec_start;   /* where the current section's body starts in text */
 	int cap_secs;
 	bool seen_heading;  /* a heading was seen (the first may be the page's title) */
-	int pre;            /* depth inside <pre> */
+	int pre;            /* depth inside <pre> or div.fragment */
 	wrapper *wrappers;
 	int nwrappers, capwrappers;
 	int title_level;    /* level of the page's title heading while no text has followed it, or 0 */
@@ -830,11 +830,11 @@ static void body_node(body_state *st, const GumboNode *node)
 		else
 			free(t);
 	}
-	if (el->tag == GUMBO_TAG_PRE)
-		st->pre++;
+	/* preformatted text: a pre, or Doxygen's code block (div.fragment, a div.line a line) */
+	bool pre = el->tag == GUMBO_TAG_PRE || (el->tag == GUMBO_TAG_DIV && has_token(attr(el, "class"), "fragment"));
+	st->pre += pre;
 	body_children(st, el);
-	if (el->tag == GUMBO_TAG_PRE)
-		st->pre--;
+	st->pre -= pre;
 	if (pushed)
 		st->nwrappers--;
 	if (block || el->tag == GUMBO_TAG_BR)

@@ -23,8 +23,8 @@
   </code></td>", a signature's name), in a table of at most 100 rows;
 - a word being typed that a page defines ("mod") finds that page before the pages of a longer,
   commoner word it begins ("Debug Mode");
-- a program's source shown whole (Sphinx's viewcode page of a module, titled by its name) comes
-  after the page that declares its module;
+- a program's source shown whole (Sphinx's viewcode page of a module, titled by its name; Doxygen's
+  source page, a div.fragment of lines) comes after the page that declares its module or function;
 - an option typed with its dashes ("--timeout", "-k" alone) finds the page that defines it before
   the pages that only say its word (in their titles, paths or section headings too); one being typed ("--pool") is completed to the options pages
   write ("--pool-size").
@@ -181,6 +181,13 @@ PAGES = {
         '<p>Sends data on the channel.</p>'
         '<h3 id="qchan-send-file">qchan_send_file ()</h3><pre>ssize_t qchan_send_file (qchan_t c, int fd);</pre>'
         '<p>Like qchan_send, from a file; see qchan_send for the errors qchan_send gives.</p>')),
+    # ... and its source file as Doxygen shows it (a div.fragment of div.line), named by it and
+    # calling it on every line
+    'qchan__send_8c_source.html': page('qchan_send.c', (
+        '<div class="fragment">' + ''.join(
+            f'<div class="line"><a name="l{i:05d}"></a><span class="lineno">{i:5d}</span>&#160;'
+            f'ssize_t r{i} = qchan_send(c, buf{i}, len{i}); /* qchan_send call {i} */</div>' for i in range(1, 30)) +
+        '</div>')),
     'stores-howto.html': page('Choosing a store', (
         '<p>The queue.stores package holds the stores. Import a store from queue.stores, or name'
         ' it in the settings: queue.stores reads the TTL of each store from them. A stores TTL'
@@ -213,6 +220,8 @@ def main():
     r = query(query_bin, db, 'qchan_send')['results']
     got = [x['anchor'] for x in r[0].get('sections', [])] if r else None
     check(got and got[0] == 'qchan-send', f'"qchan_send": the section headed by it first (got {got})')
+    got = first('qchan_send')
+    check(got == '/channel.html', f'"qchan_send": the reference before the source that calls it most (got {got})')
     got = first('Worker.RetryLimitReached')
     check(got == '/api.html', f'"Worker.RetryLimitReached": the class\'s page first (got {got})')
     got = first('Worker.drain')

@@ -458,7 +458,7 @@ static bool is_chrome(const unsigned long long *chrome, size_t nchrome, const ch
 	return bsearch(&h, chrome, nchrome, sizeof(*chrome), cmp_hash) != NULL;
 }
 
-/* Rewrites page f's text without the lines of chrome, each section's body moved to its new place.
+/* Rewrites page hp's text without the lines of chrome, each section's body moved to its new place.
  * Returns the bytes taken out; out of memory leaves the text as it was. */
 static size_t strip_chrome(html_page *hp, const unsigned long long *chrome, size_t nchrome)
 {

@@ -508,13 +508,14 @@ static char *target_name(const char *id)
 	return strdup(name);
 }
 
-/* Finds the element that holds node's first text with more than blanks: *code, that text's code
- * element (code_tag; code: the one around node, or NULL), or NULL when that text is no code.
- * Returns true once the text is found, false while node holds none. */
-static bool leading_code(const GumboNode *node, const GumboNode *code, const GumboNode **out)
+/* Finds the element of a kind (is) that holds node's first text with more than blanks: *out, the
+ * outermost such element around that text (in: the one around node, or NULL), or NULL when none
+ * is. Returns true once the text is found, false while node holds none. */
+static bool leading_in(const GumboNode *node, bool (*is)(const GumboElement *), const GumboNode *in,
+		       const GumboNode **out)
 {
 	if (words_node(node)) {
-		*out = code;
+		*out = in;
 		return true;
 	}
 	if (node->type != GUMBO_NODE_ELEMENT)
@@ -522,12 +523,19 @@ static bool leading_code(const GumboNode *node, const GumboNode *code, const Gum
 	const GumboElement *el = &node->v.element;
 	if (unseen(el))
 		return false;
-	if (!code && code_tag(el))
-		code = node;
+	if (!in && is(el))
+		in = node;
 	for (unsigned i = 0; i < el->children.length; i++)
-		if (leading_code(el->children.data[i], code, out))
+		if (leading_in(el->children.data[i], is, in, out))
 			return true;
 	return false;
+}
+
+/* leading_in for code elements (code_tag): *code, that text's code element, or NULL when that
+ * text is no code. */
+static bool leading_code(const GumboNode *node, const GumboNode *code, const GumboNode **out)
+{
+	return leading_in(node, code_tag, code, out);
 }
 
 /* A table of more rows than this is a list of names, not their definitions (cell_name). */
@@ -614,33 +622,18 @@ static bool code_like(const char *word)
 	return false;
 }
 
-/* Whether node's first text with more than blanks is a placeholder, in an em, i or var (DocBook's
- * em.replaceable: a command's parameter, "new_owner", named by the reader, not the manual). Returns
- * true, with *found set, once that text is met. */
-static bool placeholder_text(const GumboNode *node, bool in_var, bool *found)
+/* Whether an element marks a placeholder: em, i or var (DocBook's em.replaceable: a command's
+ * parameter, "new_owner", named by the reader, not the manual). */
+static bool placeholder_tag(const GumboElement *el)
 {
-	if (words_node(node)) {
-		*found = true;
-		return in_var;
-	}
-	if (node->type != GUMBO_NODE_ELEMENT)
-		return false;
-	const GumboElement *el = &node->v.element;
-	if (unseen(el))
-		return false;
-	in_var |= el->tag == GUMBO_TAG_EM || el->tag == GUMBO_TAG_I || el->tag == GUMBO_TAG_VAR;
-	for (unsigned i = 0; i < el->children.length && !*found; i++) {
-		bool v = placeholder_text(el->children.data[i], in_var, found);
-		if (*found)
-			return v;
-	}
-	return false;
+	return el->tag == GUMBO_TAG_EM || el->tag == GUMBO_TAG_I || el->tag == GUMBO_TAG_VAR;
 }
 
+/* Whether node's first text with more than blanks is a placeholder (placeholder_tag). */
 static bool leading_placeholder(const GumboNode *node)
 {
-	bool found = false;
-	return placeholder_text(node, false, &found);
+	const GumboNode *var = NULL;
+	return leading_in(node, placeholder_tag, NULL, &var) && var;
 }
 
 /* The name a definition list's term without an id defines: its text when that is one word

@@ -421,6 +421,25 @@ static void read_links(head_state *st, const GumboNode *node, html_ref **refs, i
 		read_links(st, el->children.data[i], refs, n);
 }
 
+/* Reads a breadcrumb box's trail into refs[0..n) as read_links does, but for the entries of Sphinx's
+ * "related" bar (related set) of class "right": those are the page's relations (the general index,
+ * the module index, the next and previous pages), floated to the bar's right, not the pages above
+ * it. */
+static void read_trail(head_state *st, const GumboNode *node, bool related, html_ref **refs, int *n)
+{
+	if (node->type != GUMBO_NODE_ELEMENT)
+		return;
+	const GumboElement *el = &node->v.element;
+	if (related && el->tag == GUMBO_TAG_LI && has_token(attr(el, "class"), "right"))
+		return;
+	if (el->tag == GUMBO_TAG_A) {
+		read_links(st, node, refs, n);
+		return;
+	}
+	for (unsigned i = 0; i < el->children.length; i++)
+		read_trail(st, el->children.data[i], related, refs, n);
+}
+
 /* A list marked data-atlas-guide, wherever it is in the page: a guide section of its links. */
 static void read_guide_list(head_state *st, const GumboNode *node, const char *mark)
 {
@@ -585,7 +604,7 @@ void read_head(head_state *st, const GumboNode *node)
 	if (!st->crumb_box && el->tag != GUMBO_TAG_BODY && el->tag != GUMBO_TAG_HTML && is_crumb_box(el)) {
 		html_ref *trail = NULL;
 		int n = 0;
-		read_links(st, node, &trail, &n);
+		read_trail(st, node, el->tag == GUMBO_TAG_DIV && has_token(attr(el, "class"), "related"), &trail, &n);
 		if (n) /* a box without links: not the trail */
 			st->crumb_box = node;
 		end_trail(st, trail, n, true);

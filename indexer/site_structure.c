@@ -111,7 +111,9 @@ static void topic_path(const site *s, const site_file *f, char *out, size_t n)
 	const char *tails[] = { "index.html", "index.htm", ".html", ".htm" };
 	for (int k = 0; k < 4; k++) {
 		size_t tl = strlen(tails[k]);
-		if (l >= tl && strcasecmp(out + l - tl, tails[k]) == 0) {
+		/* "index.html" only as a whole file name: genindex.html is the topic "genindex" */
+		bool whole = k >= 2 || l == tl || (l > tl && out[l - tl - 1] == '/');
+		if (l >= tl && whole && strcasecmp(out + l - tl, tails[k]) == 0) {
 			l -= tl;
 			out[l] = '\0';
 			break;

@@ -299,6 +299,38 @@ static int pack_facets(atlas_engine *e, atlas_error *err)
 	return 0;
 }
 
+/* Reads which page is each topic's (the topics table's doc_id: "/t/systems/caching" in a corpus, a
+ * section's index page on a built site) into e->topic_index and the pages' topic_of. Returns 0,
+ * ATLAS_ESQL or ATLAS_ENOMEM. */
+static int load_topic_pages(atlas_engine *e, atlas_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(e->db, "SELECT path, doc_id FROM topics WHERE doc_id IS NOT NULL ORDER BY ord", -1, &st,
+			       NULL) != SQLITE_OK)
+		return atlas_error_set(err, ATLAS_ESQL, "read topics: %s", sqlite3_errmsg(e->db));
+	int rc = 0;
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		const char *path = (const char *)sqlite3_column_text(st, 0);
+		int id = sqlite3_column_int(st, 1), lo = 0, hi = e->ndocs;
+		while (lo < hi) { /* the docs are in id order */
+			int mid = (lo + hi) / 2;
+			if (e->docs[mid].id < id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!path || lo == e->ndocs || e->docs[lo].id != id || e->docs[lo].topic_of)
+			continue;
+		char *t = atlas_arena_strndup(&e->strings, path, strlen(path));
+		if (!t || !strmap_put(&e->topic_index, t, strlen(t), lo, NULL))
+			rc = atlas_error_set(err, ATLAS_ENOMEM, "out of memory loading topics");
+		else
+			e->docs[lo].topic_of = t;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 /* Finds every page's top-level topic pages, for the topic facet (a top-level topic without a
  * page of its own counts in none). Returns 0 or ATLAS_ENOMEM. */
 static int link_top_topics(atlas_engine *e, atlas_error *err)
@@ -319,9 +351,9 @@ static int link_top_topics(atlas_engine *e, atlas_error *err)
 			if (dup)
 				continue;
 			seen[nseen++] = t;
-			char path[300];
-			snprintf(path, sizeof(path), "/t/%.*s", (int)tl, t);
-			int ti = atlas_engine_find(e, path);
+			char top[300];
+			snprintf(top, sizeof(top), "%.*s", (int)tl, t);
+			int ti = atlas_engine_topic_page(e, top);
 			if (ti >= 0)
 				doc->top_topics[doc->ntop_topics++] = ti;
 		}
@@ -802,7 +834,7 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 	if (!e)
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
 	e->strings = (atlas_arena)ATLAS_ARENA_INIT(ENGINE_ARENA_BLOCK);
-	e->path_index.arena = e->vocab_index.arena = e->syn_index.arena = e->syn_stem_index.arena = &e->strings;
+	e->path_index.arena = e->topic_index.arena = e->vocab_index.arena = e->syn_index.arena = e->syn_stem_index.arena = &e->strings;
 	/* a URI with immutable=1: the index never changes in place (it is replaced by rename) */
 	strbuf uri = STRBUF_INIT;
 	strbuf_puts(&uri, "file:");
@@ -873,7 +905,8 @@ int atlas_engine_open(atlas_engine **out, const char *path, atlas_error *err)
 		rc = atlas_error_set(err, ATLAS_ESQL, "cannot register the ranking function");
 		goto fail;
 	}
-	if ((rc = load_meta(e, err)) || (rc = load_docs(e, err)) || (rc = link_top_topics(e, err)) ||
+	if ((rc = load_meta(e, err)) || (rc = load_docs(e, err)) || (rc = load_topic_pages(e, err)) ||
+	    (rc = link_top_topics(e, err)) ||
 	    (rc = index_titles(e, err)) ||
 	    (rc = load_sections(e, err)) || (rc = load_dictionaries(e, err)) ||
 	    (rc = load_section_texts(e, path, err)) ||
@@ -968,6 +1001,7 @@ void atlas_engine_free(atlas_engine *e)
 	free(e->by_len_letters);
 	free(e->syn);
 	strmap_free(&e->path_index);
+	strmap_free(&e->topic_index);
 	strmap_free(&e->vocab_index);
 	strmap_free(&e->syn_index);
 	strmap_free(&e->syn_stem_index);
@@ -1007,6 +1041,12 @@ const char *atlas_engine_meta(const atlas_engine *e, const char *key)
 		if (strcmp(e->meta[i].key, key) == 0)
 			return e->meta[i].value;
 	return NULL;
+}
+
+int atlas_engine_topic_page(const atlas_engine *e, const char *topic)
+{
+	int *i = topic ? strmap_get(&e->topic_index, topic) : NULL;
+	return i ? *i : -1;
 }
 
 int atlas_engine_find(const atlas_engine *e, const char *path)

@@ -194,6 +194,7 @@ typedef struct atlas_doc {
 	char **topics;       /* topic paths */
 	int ntopics;
 	int *top_topics;     /* the pages of its distinct top-level topics (at most 8, in order) */
+	char *topic_of;      /* the topic whose page this is (its path, "systems/caching"), or NULL */
 	int ntop_topics;
 	double priority;
 	int first_section, last_section;
@@ -272,6 +273,9 @@ const char *atlas_engine_meta(const atlas_engine *e, const char *key); /* NULL w
 int atlas_engine_vocab_size(const atlas_engine *e);
 /* Returns the doc index of path (NULL-safe), or -1 when no page has it: not an error code. */
 int atlas_engine_find(const atlas_engine *e, const char *path);
+/* Returns the doc index of the page of topic (a topic path: "systems/caching", "library/text"),
+ * as the index's topics table names it, or -1 when the topic has no page (NULL-safe). */
+int atlas_engine_topic_page(const atlas_engine *e, const char *topic);
 /* Returns the path of the page of e that in is, as the sitemap writes it: in itself when e has
  * it, else in with a scheme and host (any case) left out, a leading slash put where none is, a
  * trailing index.html or index.htm and trailing slashes taken off (and then with one slash put

@@ -151,6 +151,7 @@ struct atlas_engine {
 	atlas_doc *docs;
 	int ndocs;
 	strmap path_index;      /* path -> doc index */
+	strmap topic_index;     /* topic path -> the doc index of its page */
 	title_word *title_index; /* every folded title word with its page, sorted by word */
 	int ntitle_index;
 	char *title_words_buf;

@@ -216,12 +216,10 @@ static int put_num3(strbuf *sb, double x)
 #define PUT(sb, lit) strbuf_append(sb, lit, sizeof(lit) - 1)
 
 /* Returns the title of topic (a taxonomy path such as "systems/caching"): its topic page's
- * title (page "/t/" + path), or the path itself when it has no page. Owned by the engine. */
+ * title, or the path itself when it has no page. Owned by the engine. */
 static const char *topic_title(const atlas_engine *e, const char *topic)
 {
-	char path[1100];
-	int n = snprintf(path, sizeof(path), "/t/%s", topic);
-	int i = n > 0 && (size_t)n < sizeof(path) ? atlas_engine_find(e, path) : -1;
+	int i = atlas_engine_topic_page(e, topic);
 	return i >= 0 ? atlas_engine_doc(e, i)->title : topic;
 }
 

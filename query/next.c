@@ -103,7 +103,7 @@ static void add_reason(nx *c, const reason *r)
 /* The reader's text of a reason, in a new string (NULL when out of memory). */
 static char *reason_text(const atlas_engine *e, const reason *r)
 {
-	char buf[700], path[300];
+	char buf[700];
 	switch (r->kind) {
 	case R_STEP:
 		snprintf(buf, sizeof(buf), "Step %d of %s", r->step, r->detail);
@@ -128,8 +128,7 @@ static char *reason_text(const atlas_engine *e, const reason *r)
 	case R_TOPIC:
 	case R_TOPIC_MEMBER:
 	case R_TOPIC_AFTER: {
-		snprintf(path, sizeof(path), "/t/%s", r->detail);
-		int t = atlas_engine_find(e, path);
+		int t = atlas_engine_topic_page(e, r->detail);
 		snprintf(buf, sizeof(buf), "%s %s",
 			 r->kind == R_TOPIC ? "Also in" : r->kind == R_TOPIC_AFTER ? "Next in" : "In",
 			 t >= 0 ? atlas_engine_doc(e, t)->title : r->detail);
@@ -390,9 +389,9 @@ static int row_reason(reason *out, const next_state *ns, const next_row *row, at
 		r.kind = row->signal == NEXT_TOPIC_START ? R_TOPIC_MEMBER
 			 : row->signal == NEXT_TOPIC_AFTER ? R_TOPIC_AFTER : R_TOPIC;
 		if (n > 1 && detail[0] == '#') {
-			/* the topic's page, by id: its path without "/t/" */
+			/* the topic's page, by id */
 			int t = doc_of_id(ns, atoi_n(detail + 1, n - 1));
-			r.detail = t >= 0 && strncmp(ns->docs[t].path, "/t/", 3) == 0 ? ns->docs[t].path + 3 : "";
+			r.detail = t >= 0 && ns->docs[t].topic_of ? ns->docs[t].topic_of : "";
 		} else
 			r.detail = atlas_arena_strndup(a, detail, n);
 		break;

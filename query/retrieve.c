@@ -609,9 +609,7 @@ static const uint64_t *topic_allowed(atlas_engine *e, const plan *pl, const atla
 	if (pl->est_df <= RANK_BROAD_DF || !t || (p->topic && m->ntopics) || type_filtered(p, m) || m->accept ||
 	    !t[0] || strchr(t, '/') || strlen(t) > 200)
 		return NULL;
-	char path[256];
-	snprintf(path, sizeof(path), "/t/%s", t);
-	int ti = atlas_engine_find(e, path);
+	int ti = atlas_engine_topic_page(e, t);
 	if (ti < 0 || !type_sets(e))
 		return NULL;
 	int count = 0;

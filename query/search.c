@@ -248,7 +248,7 @@ static void count_facets(atlas_results *res, const atlas_engine *e, const atlas_
 			;
 		if (f == res->ntopics && res->ntopics < 32) {
 			fc->topic_page[f] = ti;
-			res->topics[f] = (atlas_facet){ e->docs[ti].path + 3, e->docs[ti].title, 0 };
+			res->topics[f] = (atlas_facet){ e->docs[ti].topic_of, e->docs[ti].title, 0 };
 			res->ntopics++;
 		}
 		if (f < res->ntopics)
@@ -394,7 +394,7 @@ static void estimate_other_topics(atlas_results *res, atlas_engine *e, const pla
 			if (res->ntopics == 32)
 				continue;
 			fc->topic_page[f] = ti;
-			res->topics[f] = (atlas_facet){ e->docs[ti].path + 3, e->docs[ti].title, 0 };
+			res->topics[f] = (atlas_facet){ e->docs[ti].topic_of, e->docs[ti].title, 0 };
 			res->ntopics++;
 		}
 		long more = rest > 0 && outside > 0 ? (long)((double)rest * e->top_count[ti] / outside + 0.5) : 0;

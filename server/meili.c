@@ -131,15 +131,13 @@ static void crop_text(strbuf *out, const char *text, int words, const char *pre,
 }
 
 /* Returns the category of page d as DocSearch shows it (hierarchy_lvl0): the title of its first
- * topic's topic page ("/t/" + topic), the topic itself when it has no page, its type when it has
- * no topic. Owned by the engine. */
+ * topic's topic page, the topic itself when it has no page, its type when it has no topic. Owned
+ * by the engine. */
 static const char *category(const atlas_engine *e, const atlas_doc *d)
 {
 	if (d->ntopics < 1)
 		return d->type;
-	char path[1100];
-	int n = snprintf(path, sizeof(path), "/t/%s", d->topics[0]);
-	int i = n > 0 && (size_t)n < sizeof(path) ? atlas_engine_find(e, path) : -1;
+	int i = atlas_engine_topic_page(e, d->topics[0]);
 	return i >= 0 ? atlas_engine_doc(e, i)->title : d->topics[0];
 }
 

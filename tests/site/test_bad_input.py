@@ -421,6 +421,50 @@ def main():
     ix = Index(db)
     check(ix.docs['/guide/one.html']['title'] == 'Step one', f'the repeated "Probe: " is taken off titles ({ix.docs["/guide/one.html"]["title"]})')
 
+    # Sphinx's classic "related" bar: its entries of class "right" are the page's relations (the
+    # indexes, the next and previous pages), not the pages above it; a trail ending at an index page
+    # whose name ends in "index" ("apiindex.html") makes that page's topic, named whole
+    def related(here, nxt, prv, parents):
+        rights = ''.join(f'<li class="right"><a href="{h}" accesskey="{k}">{t}</a> |</li>'
+                         for h, k, t in (('../genindex.html', 'I', 'index'), (nxt, 'N', 'next'), (prv, 'P', 'previous')))
+        trail = ''.join(f'<li class="nav-item"><a href="{h}">{t}</a> &#187;</li>' for h, t in parents)
+        return (f'<div class="related" role="navigation"><h3>Navigation</h3><ul>{rights}{trail}'
+                f'<li class="nav-item nav-item-this"><a href="">{here}</a></li></ul></div>')
+    lib = {'index.html': page('Home — Probe Site', '<div role="main"><h1>Home</h1><p>The probe library.</p></div>'),
+           'genindex.html': page('Index — Probe Site', '<div role="main"><h1>Index</h1><p>Every name.</p></div>'),
+           'lib/index.html': page('Library — Probe Site', related('Library', 'a.html', '../index.html', [('../index.html', 'Home')])
+                                  + '<div role="main"><h1>Library</h1><p>Modules for probing.</p></div>'),
+           'api/apiindex.html': page('API listing — Probe Site', '<div role="main"><h1>API listing</h1><p>Every call.</p></div>'),
+           'api/call.html': page('Call — Probe Site', '<nav aria-label="breadcrumb"><a href="../index.html">Home</a> / '
+                                 '<a href="apiindex.html">API listing</a></nav><div role="main"><h1>Call</h1>'
+                                 '<p>How a probe is called.</p></div>')}
+    for a, b, c in (('a', 'b', 'index'), ('b', 'c', 'a'), ('c', '../genindex', 'b')):
+        lib[f'lib/{a}.html'] = page(f'Module {a} — Probe Site',
+                                    related(f'Module {a}', f'{b}.html', f'{c}.html', [('../index.html', 'Home'), ('index.html', 'Library')])
+                                    + f'<div role="main"><h1>Module {a}</h1><p>What module {a} probes.</p></div>')
+    write(root, lib)
+    rc, out, err = build(indexer, root, db)
+    ix = Index(db)
+    topics = ix.topics()
+    check(rc == 0 and topics.get('lib') == (None, 'Library', '/lib/index.html') and
+          all(json.loads(ix.docs[f'/lib/{a}.html']['topics']) == ['lib'] for a in 'abc'),
+          f'a related bar\'s entries of class "right" are not the trail: topic "lib" is "Library" ({topics})')
+    check(json.loads(ix.docs['/api/call.html']['topics']) == ['api/apiindex'] and
+          topics.get('api/apiindex', ('', '', ''))[1] == 'API listing',
+          f'a page named "...index.html" is a topic named whole, not by its name cut at "index" ({topics})')
+    r = query(query_bin, db, 'probes')
+    facet = {t['path']: (t['title'], t['count']) for t in r['facets']['topic']}
+    titled = {h['path']: h['topics_titled'] for h in r['results']}
+    check(facet.get('lib') == ('Library', 3) and titled.get('/lib/a.html') == [{'path': 'lib', 'title': 'Library'}],
+          f'a built site\'s topics are facets, named by their pages ({facet}, {titled.get("/lib/a.html")})')
+    r = query(query_bin, db, 'probes', '--topic', 'lib')
+    check(sorted(h['path'] for h in r['results']) == ['/lib/a.html', '/lib/b.html', '/lib/c.html'],
+          f'and filters ({[h["path"] for h in r["results"]]})')
+    nxt = subprocess.run([query_bin, '--index', db, '--next', '/lib/a.html', '--json'], capture_output=True, text=True)
+    reasons = [x for s in json.loads(nxt.stdout or '{}').get('suggestions', []) for x in s.get('reasons', [])]
+    check(nxt.returncode == 0 and 'Also in Library' in reasons and not any('lib' in x.split() for x in reasons),
+          f'and read next names them so ({reasons})')
+
     # charsets
     cp = page('Windows', '<main><p>Caf\u00e9 cr\u00e8me \u2014 na\u00efve</p></main>').replace('charset="utf-8"', 'charset="windows-1252"')
     u16 = page('Sixteen', '<main><p>Sixteen-bit text about platypuses</p></main>').replace('<meta charset="utf-8">', '')

@@ -9,7 +9,8 @@ engine and the baselines. The site's pages may sit in folders; links are resolve
    chapter's pages, and from the other pages those that lead into the chapter, with the marks a
    generator gives such links without rel: accesskey n and p, classes like pagination-nav__link--next;
    and the entries of
-   every table of contents listing the chapter's pages shuffled), and indexed again; for each step
+   every table of contents listing the chapter's pages shuffled, not the breadcrumb trails, the
+   pages above, which stay), and indexed again; for each step
    i, next(g_i, seen = g_1..g_i-1) is asked with no guide given, and the rank of g_i+1 is found in
    the engine's 50 best.
 2. Held-out links: 15% of the links in the pages' paragraphs (not their navigation, tables of
@@ -120,15 +121,34 @@ def list_items(html, at):
     return None, None
 
 
+# a breadcrumb trail's box (the pages above a page, which stay): a class or label naming
+# breadcrumbs, or Sphinx's "related" bar
+CRUMB_BOX_RE = re.compile(r'<(div|nav|ol|ul)\b[^>]*(?:class="[^"]*\b(?:related|breadcrumbs?)\b[^"]*"'
+                          r'|aria-label="[^"]*breadcrumb[^"]*")[^>]*>', re.I)
+
+
+def in_crumb_box(html, at):
+    """Whether the list opening at html[at:] is a breadcrumb trail or inside one's box."""
+    if CRUMB_BOX_RE.match(html, at):
+        return True
+    box = None
+    for b in CRUMB_BOX_RE.finditer(html, 0, at):
+        box = b
+    return box is not None and f"</{box.group(1).lower()}" not in html[box.end():at].lower()
+
+
 def shuffle_lists(html, page, files, rng):
     """html (of the site file page) with the entries of every list of links whose entries lead to
-    the pages of files in a random order: the route's order removed from every table of contents."""
+    the pages of files in a random order: the route's order removed from every table of contents.
+    A breadcrumb trail is not shuffled: it is the chain of pages above, which stays."""
     pos = 0
     while True:
         m = LIST_RE.search(html, pos)
         if not m:
             return html
         pos = m.end()
+        if in_crumb_box(html, m.start()):
+            continue
         items, end = list_items(html, m.start())
         if not items or len(items) < 2:
             continue

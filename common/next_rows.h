@@ -33,6 +33,8 @@
 					   their folder's): a reading order where the site's file
 					   names follow it (ch01, ch02); detail as same_topic, or
 					   the folder page's title */
+#define SIG_PAGE_NEXT "page_next"       /* the page a built site's page names as its next (rel=next,
+					   or a link marked next): the site's own reading order */
 #define SIG_NUMBER_NEXT "number_next"   /* the candidate's title is numbered after the source's
 					   (9.2 or 9.1.1 after 9.1, 9.1 after Chapter 9;
 					   indexer/numbering.c); detail: the source's number as
@@ -55,6 +57,7 @@ enum {
 	NEXT_TOPIC_NEXT,
 	NEXT_NUMBER_NEXT,
 	NEXT_TOPIC_AFTER,
+	NEXT_PAGE_NEXT,
 	NEXT_NSIGNALS
 };
 

@@ -169,6 +169,7 @@ void corpus_free(corpus *c)
 	for (int i = 0; i < c->npages; i++)
 		page_free(&c->pages[i]);
 	free(c->pages);
+	free(c->page_next);
 	free(c->body_readers);
 	strmap_free(&c->page_index);
 	for (int i = 0; i < c->ntopics; i++) {

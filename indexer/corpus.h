@@ -134,6 +134,8 @@ typedef struct corpus {
 	int chrome_pages;       /* the pages they were taken out of */
 	char *copy_example;     /* the first of them, described; NULL: none */
 	bool site;              /* read from a built site (--site), whose paths are its file names */
+	int *page_next;         /* by page: the page it names as its next (rel=next), or -1; NULL when
+				 * none does (a corpus) */
 	atomic_int *body_readers; /* per page, readers yet to release its section bodies; NULL: kept */
 } corpus;
 

@@ -207,7 +207,10 @@ static int case_rows(fit_set *s, const next_fit *f, const int *start, int src, c
 	fit_case *c = &s->cases[s->ncases - 1];
 	for (int k = start[src]; k < start[src + 1]; k++) {
 		const fit_row *r = &f->rows[k];
-		if ((guide_signal(r->signal) && r->guide == g->guide) || local[r->dst] == -2)
+		/* the route's own rows; and its pages' rel=next rows (every source here is one of its
+		 * steps): the links the route is made of, gone where the route is not known */
+		if ((guide_signal(r->signal) && r->guide == g->guide) || r->signal == NEXT_PAGE_NEXT ||
+		    local[r->dst] == -2)
 			continue;
 		if (r->signal == NEXT_LIST_NEXT && r->guide > 0 && r->guide <= f->maxid && toc[r->guide] &&
 		    consecutive(g, src, r->dst))

@@ -310,6 +310,17 @@ static void folder_order(out_ctx *o, const corpus *c, const int *id_of)
 	free(members);
 }
 
+/* A built site's own reading order: each page's rel=next page, when it is one read next may
+ * suggest (an explainer, a guide or a topic page, not a site page). */
+static void page_next_signals(out_ctx *o, const corpus *c, const int *id_of)
+{
+	for (int pi = 0; c->page_next && pi < c->npages && !o->rc; pi++) {
+		int nx = c->page_next[pi];
+		if (nx >= 0 && nx != pi && c->pages[nx].type != ATLAS_TYPE_PAGE)
+			emit(o, id_of[pi], id_of[nx], NEXT_PAGE_NEXT, 1.0, NULL);
+	}
+}
+
 static void topic_signals(out_ctx *o, const corpus *c, const int *id_of)
 {
 	int *members = malloc((size_t)(c->npages + 1) * sizeof(int));
@@ -783,6 +794,8 @@ static void *compute_signals(void *arg)
 		graph_signals(o, s->c, s->id_of, link_in, link_out);
 	if (!o->rc)
 		topic_signals(o, s->c, s->id_of);
+	if (!o->rc)
+		page_next_signals(o, s->c, s->id_of);
 	if (!o->rc)
 		numbering_signals(o, s->c, s->id_of);
 	if (!o->rc)

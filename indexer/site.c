@@ -756,6 +756,7 @@ int site_load(corpus *c, const char *dir, const char *config_path, bool strict, 
 	find_parents(&s);
 	make_topics(&s);
 	make_guides(&s);
+	record_next_pages(&s);
 	assign_types(&s);
 	free(s.suffix);
 	free(s.prefix);

@@ -171,6 +171,9 @@ void find_parents(site *s);
  * more. The site's top page is a guide only when none of its chain's steps has pages of its own
  * (a flat book: mdBook's chapters); a deeper site's chain of parts is not a route. */
 void make_guides(site *s);
+/* Each page's rel=next page (find_parents) as a page index into the corpus's page_next: the site's
+ * own reading order, a read-next signal (NULL when no page names one, or out of memory). */
+void record_next_pages(site *s);
 /* Each page's topics: the pages its breadcrumb trails end at (itself, for a page that ends its
  * own trail: a topic's page), else its parent page's. */
 void make_topics(site *s);

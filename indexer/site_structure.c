@@ -344,6 +344,27 @@ void make_guides(site *s)
 	free(has_prev);
 }
 
+/* Each page's next page as the site names it (rel=next, or a link marked next) into c->page_next,
+ * left NULL when no page names one (or out of memory: the site's order is then not a signal). */
+void record_next_pages(site *s)
+{
+	corpus *c = s->c;
+	int *next = NULL;
+	for (int fi = 0; fi < s->nfiles; fi++) {
+		const site_file *f = &s->files[fi];
+		if (f->page < 0 || f->next < 0 || s->files[f->next].page < 0 || s->files[f->next].page == f->page)
+			continue;
+		if (!next) {
+			if (!(next = malloc((size_t)(c->npages ? c->npages : 1) * sizeof(int))))
+				return;
+			for (int i = 0; i < c->npages; i++)
+				next[i] = -1;
+		}
+		next[f->page] = s->files[f->next].page;
+	}
+	c->page_next = next;
+}
+
 /* Page types: the configuration's rules first; else the site's top page and the pages its pages
  * name as index or search pages are site pages, guides stay guides, the rest explainers. */
 void assign_types(site *s)

@@ -51,6 +51,7 @@ typedef enum reason_kind {
 	R_LIST,        /* "Next after this page in <page>" */
 	R_NUMBER,      /* "Next after <this page's number>" */
 	R_MENTION,     /* "Named after this page in <page>" */
+	R_PAGE_NEXT,   /* "Next after this page": the site names it so (rel=next) */
 } reason_kind;
 
 typedef struct reason {
@@ -65,6 +66,13 @@ typedef struct reason {
 typedef struct nx {
 	int doc;
 	double score;
+	double kept;        /* score the page type's factor leaves whole: the next step of the route
+			     * followed, the page this one names next (rel=next) */
+	int tier;           /* ranked before every candidate of a lower tier, whatever the scores:
+			     * 2 the next step of the guide the reader chose; 1 the page this one
+			     * names next, or the next step of the route read when the page read
+			     * last is its step before and not the page naming this one next;
+			     * 0 the rest */
 	reason reasons[MAX_REASONS];
 	int nreasons;
 	bool excluded;
@@ -113,6 +121,7 @@ static char *reason_text(const atlas_engine *e, const reason *r)
 	case R_BUILDS_ON: return strdup("Builds on this page");
 	case R_PREREQ: return strdup("Background for this page");
 	case R_GRAPH: return strdup("Near this page in the links");
+	case R_PAGE_NEXT: return strdup("Next after this page");
 	case R_LIST:
 		snprintf(buf, sizeof(buf), "Next after this page in %s", r->detail);
 		break;
@@ -161,6 +170,8 @@ static int doc_of_id(const next_state *ns, int id)
 
 static int cmp_nx(const nx *x, const nx *y, const next_state *ns)
 {
+	if (x->tier != y->tier)
+		return x->tier > y->tier ? -1 : 1;
 	if (x->score != y->score)
 		return x->score > y->score ? -1 : 1;
 	return strcmp(ns->docs[x->doc].path, ns->docs[y->doc].path);
@@ -373,6 +384,9 @@ static int row_reason(reason *out, const next_state *ns, const next_row *row, at
 	case NEXT_LINK_OUT:
 		r.kind = R_LINK_OUT;
 		break;
+	case NEXT_PAGE_NEXT:
+		r.kind = R_PAGE_NEXT;
+		break;
 	case NEXT_LINK_IN:
 		r.kind = R_LINK_IN;
 		break;
@@ -419,11 +433,14 @@ static int row_reason(reason *out, const next_state *ns, const next_row *row, at
 }
 
 /* Adds the stored candidates of page src to all[0..*n) (grown as needed), each row's weight times
- * scale, with its reason when reasons is set (details copied into the arena). Returns 0,
- * ATLAS_ENOMEM, or ATLAS_ESQL when the index cannot be read. */
+ * scale, with its reason when reasons is set (details copied into the arena); the page src names
+ * next (its page_next row) is set into *named (-1: none) and, with reasons set, left for the
+ * caller to weigh (atlas_next). Returns 0, ATLAS_ENOMEM, or ATLAS_ESQL when the index cannot be
+ * read. */
 static int page_rows(const next_state *ns, int src, double scale, bool reasons, nx **all, int *n, int *cap,
-		     atlas_arena *details)
+		     atlas_arena *details, int *named)
 {
+	*named = -1;
 	if (ns->next_cache) {
 		/* a small index's candidates, read at open with their reasons made */
 		const next_cache *nc = ns->next_cache;
@@ -431,7 +448,10 @@ static int page_rows(const next_state *ns, int src, double scale, bool reasons, 
 			nx *c = slot_for(all, n, cap, nc->rows[i].doc);
 			if (!c)
 				return ATLAS_ENOMEM;
-			c->score += scale * nc->rows[i].r.w;
+			if (nc->rows[i].r.kind == R_PAGE_NEXT)
+				*named = nc->rows[i].doc;
+			if (!reasons || nc->rows[i].r.kind != R_PAGE_NEXT)
+				c->score += scale * nc->rows[i].r.w;
 			if (reasons)
 				add_reason(c, &nc->rows[i].r);
 		}
@@ -455,7 +475,10 @@ static int page_rows(const next_state *ns, int src, double scale, bool reasons, 
 				out = ATLAS_ENOMEM;
 				break;
 			}
-			c->score += scale * r.w;
+			if (r.kind == R_PAGE_NEXT)
+				*named = d;
+			if (!reasons || r.kind != R_PAGE_NEXT)
+				c->score += scale * r.w;
 			if (reasons)
 				add_reason(c, &r);
 		}
@@ -553,9 +576,11 @@ static int route_agrees(const next_state *ns, int guide, int src, const int *see
 
 /* The reader follows guide (a page of ns) from page src, having read seen[0..nseen): its first
  * unread step after src (else its first unread step) becomes a candidate in all[0..*n) (grown as
- * slot_for does), w more, with the step as its reason. Out of memory leaves it out. */
-static void follow_guide(const next_state *ns, int guide, int src, const int *seen, int nseen, double w, nx **all,
-			 int *n, int *cap)
+ * slot_for does), w more, in tier at least (above 0: w whatever its type), with the step as its
+ * reason. Returns
+ * whether it found one (out of memory leaves it out). */
+static bool follow_guide(const next_state *ns, int guide, int src, const int *seen, int nseen, double w, int tier,
+			 nx **all, int *n, int *cap)
 {
 	int steps[ROUTE_STEPS_MAX], here;
 	int nsteps = route_steps(ns, guide, src, steps, &here);
@@ -571,19 +596,26 @@ static void follow_guide(const next_state *ns, int guide, int src, const int *se
 		nx *c = chosen >= 0 ? slot_for(all, n, cap, steps[chosen]) : NULL;
 		if (c) {
 			reason r = { R_STEP, chosen + 1, ns->docs[guide].title, w };
-			c->score += r.w;
+			if (tier > 0) /* ranked by tier: its page's type does not scale it */
+				c->kept += r.w;
+			else
+				c->score += r.w;
+			c->tier = c->tier > tier ? c->tier : tier;
 			add_reason(c, &r);
-			break;
+			return true;
 		}
 	}
+	return false;
 }
 
 /* No guide named: the route the reader is on, found from what was read (seen[0..nseen), seen[0]
  * being src), is followed as follow_guide does. With nothing read, the one guide page src alone is
  * a step of (NEXT_W_GUIDE_ALONE); else the guides whose step before src is the page read last, of
  * several those whose steps agree longest with what was read (NEXT_W_GUIDE_FOLLOWED, shared,
- * times the share of the pages read, or of the guide's steps before src when fewer, that agree). */
-static void follow_read_route(const next_state *ns, int src, const int *seen, int nseen, nx **all, int *n, int *cap)
+ * times the share of the pages read, or of the guide's steps before src when fewer, that agree),
+ * their next steps in tier (atlas_next). Returns whether a route's next step was found. */
+static bool follow_read_route(const next_state *ns, int src, const int *seen, int nseen, int tier, nx **all, int *n,
+			      int *cap)
 {
 	if (nseen == 1) {
 		sqlite3_stmt *ro = ns->st_routes_of;
@@ -593,9 +625,7 @@ static void follow_read_route(const next_state *ns, int src, const int *seen, in
 			if (count++ == 0)
 				g = doc_of_id(ns, sqlite3_column_int(ro, 0));
 		sqlite3_reset(ro);
-		if (count == 1 && g >= 0)
-			follow_guide(ns, g, src, seen, nseen, NEXT_W_GUIDE_ALONE, all, n, cap);
-		return;
+		return count == 1 && g >= 0 && follow_guide(ns, g, src, seen, nseen, NEXT_W_GUIDE_ALONE, 0, all, n, cap);
 	}
 	sqlite3_stmt *rt = ns->st_routes_through;
 	sqlite3_bind_int(rt, 1, ns->docs[src].id);
@@ -615,12 +645,15 @@ static void follow_read_route(const next_state *ns, int src, const int *seen, in
 		}
 		best += agree[i] == most;
 	}
+	bool found = false;
 	for (int i = 0; i < nroutes && most > 0; i++)
 		if (agree[i] == most) {
 			int could = before[i] < nseen - 1 ? before[i] : nseen - 1;
 			double share = could > 0 ? (double)agree[i] / could : 1.0;
-			follow_guide(ns, routes[i], src, seen, nseen, NEXT_W_GUIDE_FOLLOWED * share / best, all, n, cap);
+			found |= follow_guide(ns, routes[i], src, seen, nseen, NEXT_W_GUIDE_FOLLOWED * share / best, tier,
+					      all, n, cap);
 		}
+	return found;
 }
 
 int atlas_next_seen_split(const char **out, char *text)
@@ -668,11 +701,16 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 	if (!all)
 		return atlas_error_set(err, ATLAS_ENOMEM, "out of memory");
 	atlas_arena details = ATLAS_ARENA_INIT(4096); /* copies of the rows' details */
-	int rc = page_rows(ns, src, 1.0, true, &all, &n, &cap, &details);
-	/* the pages read just before lend their candidates, without reasons: the last listed first */
+	int src_next, last_next = -1, named;
+	int rc = page_rows(ns, src, 1.0, true, &all, &n, &cap, &details, &src_next);
+	/* the pages read just before lend their candidates, without reasons: the last listed first
+	 * (read at no weight when the context has none: the page it names next is wanted below) */
 	double scale = ns->next_w[NEXT_W_CONTEXT_INDEX];
-	for (int k = nseen - 1; rc == 0 && k >= 1 && k >= nseen - NEXT_CONTEXT_PAGES && scale > 0; k--) {
-		rc = page_rows(ns, seen[k], scale, false, &all, &n, &cap, &details);
+	for (int k = nseen - 1; rc == 0 && k >= 1 && k >= nseen - NEXT_CONTEXT_PAGES && (scale > 0 || k == nseen - 1);
+	     k--) {
+		rc = page_rows(ns, seen[k], scale, false, &all, &n, &cap, &details, &named);
+		if (k == nseen - 1)
+			last_next = named;
 		scale *= 0.5;
 	}
 	if (rc) {
@@ -681,11 +719,21 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 		return rc == ATLAS_ENOMEM ? atlas_error_set(err, ATLAS_ENOMEM, "out of memory")
 					  : atlas_error_set(err, ATLAS_ESQL, "read next: %s", sqlite3_errmsg(ns->db));
 	}
-	/* the guide the reader follows: its first unread step after this page comes first */
+	/* the guide the reader follows: its first unread step after this page comes first. Else the
+	 * page this one names next (rel=next), the site's own order, comes first, unless the reader
+	 * came here by a route (the page read last its step before this one) and not by that order
+	 * (the page read last does not name this one next): a reader going from chapter to chapter
+	 * is shown the next chapter before this one's first section. */
+	bool by_order = src_next < 0 || nseen == 1 || last_next == src, routed = false;
 	if (guide >= 0)
-		follow_guide(ns, guide, src, seen, nseen, NEXT_W_GUIDE_CHOSEN, &all, &n, &cap);
+		follow_guide(ns, guide, src, seen, nseen, NEXT_W_GUIDE_CHOSEN, 2, &all, &n, &cap);
 	else
-		follow_read_route(ns, src, seen, nseen, &all, &n, &cap);
+		routed = follow_read_route(ns, src, seen, nseen, by_order ? 0 : 1, &all, &n, &cap) && !by_order;
+	nx *named_next = src_next >= 0 ? slot_for(&all, &n, &cap, src_next) : NULL;
+	if (named_next) {
+		named_next->kept += ns->next_w[NEXT_PAGE_NEXT];
+		named_next->tier = named_next->tier > (routed ? 0 : 1) ? named_next->tier : (routed ? 0 : 1);
+	}
 	/* leave out what was read and site pages; weigh page types */
 	for (int i = 0; i < n; i++) {
 		nx *c = &all[i];
@@ -698,6 +746,7 @@ int atlas_next(atlas_next_results *res, atlas_engine *e, const atlas_next_params
 			c->score *= ns->next_w[NEXT_W_TYPE_TOPIC_INDEX];
 		else if (type == ATLAS_TYPE_GUIDE)
 			c->score *= ns->next_w[NEXT_W_TYPE_GUIDE_INDEX];
+		c->score += c->kept; /* the route's and the site's own next, whatever the page's type */
 	}
 	/* greedy selection with a penalty for repeating a topic already chosen */
 	res->items = calloc((size_t)limit, sizeof(atlas_next_item));

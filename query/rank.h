@@ -153,7 +153,8 @@
  * The weights marked "fitted" are the defaults: the indexer fits them on the site's guides (at
  * least NEXT_FIT_MIN_GUIDES of them, indexer/next_fit.c) and stores them in the index, which the
  * engine uses instead. */
-#define NEXT_W_GUIDE_CHOSEN 100.0 /* the next unread step of the guide the reader follows */
+#define NEXT_W_GUIDE_CHOSEN 100.0 /* the next unread step of the guide the reader follows: first,
+				    * whatever the other candidates' scores */
 #define NEXT_W_GUIDE_FOLLOWED 20.0 /* with no guide named, the same of each guide whose step before
 				    * the page is the page read last, shared among them, times the
 				    * share of the pages read that its steps before the page agree with */
@@ -175,6 +176,12 @@
 #define NEXT_W_TOPIC_AFTER 0.5    /* fitted: right after the page in a shared topic's or folder's
 				   * order by path, where a site's file names follow its reading
 				   * order (ch01, ch02); the fit starts from NEXT_FIT_START_TOPIC_AFTER */
+#define NEXT_W_PAGE_NEXT 50.0     /* not fitted: the page a built site's page names as its next
+				   * (rel=next), the site's own reading order, across its chapters
+				   * too. It comes first but for a chosen guide's next step (query/
+				   * next.c's tiers), and its weight is not scaled by its type's
+				   * factor. The routes fitted on are made of these links, so their
+				   * cases do not have them (indexer/next_fit.c) */
 #define NEXT_W_SIMILAR 2.0        /* fitted */
 #define NEXT_W_GRAPH 0.0          /* fitted */
 #define NEXT_W_CONTEXT 0.5        /* fitted */
@@ -219,6 +226,7 @@ static inline void next_weights_defaults(double *w)
 	w[NEXT_TOPIC_NEXT] = NEXT_W_TOPIC_NEXT;
 	w[NEXT_NUMBER_NEXT] = NEXT_W_NUMBER_NEXT;
 	w[NEXT_TOPIC_AFTER] = NEXT_W_TOPIC_AFTER;
+	w[NEXT_PAGE_NEXT] = NEXT_W_PAGE_NEXT;
 	w[NEXT_SIMILAR] = NEXT_W_SIMILAR;
 	w[NEXT_GRAPH] = NEXT_W_GRAPH;
 	w[NEXT_W_CONTEXT_INDEX] = NEXT_W_CONTEXT;

@@ -23,8 +23,14 @@ similarity, link-only, Hugo's tag overlap) and two of reading order: next by URL
 same folder, and next by the site's table-of-contents order (the page after the source in a list
 of links, as the index stores it).
 
+With --site-order, first: the site's own order, every route in the index: for each page that names
+another as its next (its first link or anchor with rel=next), the rank of that page with the (up
+to) four pages before it in that order read; the chain crosses chapters and parts, which no route
+does.
+
 usage: evaluate_site.py --indexer BIN --query BIN --site DIR [--chapters N] [--markdown] [--cases FILE]
                         [--require-beat-baselines routes|all] [--require-ratio R] [--known-routes]
+                        [--site-order]
 Prints hit@1, hit@3, hit@5 and MRR per method; exits 77 (skipped) when DIR does not exist.
 """
 import argparse
@@ -188,6 +194,42 @@ def strip_order(html, page, files):
     return ANCHOR_RE.sub(lambda m: cut(m, lambda m: unmark(m.group(0))), html)
 
 
+NEXT_LINK_RE = re.compile(r'<(?:link|a)\b[^>]*\srel="next"[^>]*>', re.I)
+
+
+def site_order(query, db_path, site, markdown):
+    """Prints how the engine ranks each page's rel=next page (one it may suggest) with the pages
+    before it in the site's order read (up to four), on the index at db_path."""
+    file_of = sources(db_path, site)
+    path_of = {f: p for p, f in file_of.items()}
+    types = dict(sqlite3.connect(db_path).execute("SELECT path, type FROM docs"))
+    after = {}
+    for f in site_files(site):
+        p = path_of.get(f)
+        m = NEXT_LINK_RE.search(open(os.path.join(site, f), encoding="utf-8", errors="replace").read()) if p else None
+        h = HREF_RE.search(m.group(0)) if m else None
+        d = path_of.get(resolve(f, h.group(1))) if h else None
+        if d and d != p:
+            after[p] = d
+    before = {d: p for p, d in after.items()}
+    s = Score()
+    for p, d in sorted(after.items()):
+        if types.get(d) == "page":
+            continue  # a site page (the top page, a book index) is never suggested
+        seen, at = [], p
+        while at in before and len(seen) < 4:
+            at = before[at]
+            seen.insert(0, at)
+        s.add(engine_rank(query, db_path, p, seen), d)
+    print(f"\nThe site's own order (rel=next), every route in the index: rank of the next page ({s.n} pages)")
+    h1, h3, h5, mrr = s.row()
+    if markdown:
+        print("\n| hit@1 | hit@3 | hit@5 | MRR |\n|---|---|---|---|")
+        print(f"| {h1:.3f} | {h3:.3f} | {h5:.3f} | {mrr:.3f} |")
+    else:
+        print(f"  hit@1 {h1:.3f}  hit@3 {h3:.3f}  hit@5 {h5:.3f}  MRR {mrr:.3f}")
+
+
 def copy_site(src, dst):
     """dst: a copy of src made of hard links (files to change are written anew, not in place)."""
     shutil.copytree(src, dst, copy_function=os.link)
@@ -255,6 +297,8 @@ def main():
                          "or in both evaluations")
     ap.add_argument("--known-routes", action="store_true",
                     help="also rank each route's next step with every route in the index")
+    ap.add_argument("--site-order", action="store_true",
+                    help="also rank each page's rel=next page with the pages before it in that order read")
     ap.add_argument("--require-ratio", type=float, default=0.0,
                     help="fail unless the engine's leave-one-out MRR is this many times the best baseline's")
     a = ap.parse_args()
@@ -268,6 +312,8 @@ def main():
         all_routes = routes(full)
         if a.known_routes:
             known_routes(a.query, full, [all_routes[g] for g in sorted(all_routes)], a.markdown)
+        if a.site_order:
+            site_order(a.query, full, a.site, a.markdown)
         file_of = sources(full, a.site)
         pages = site_files(a.site)
         rng = random.Random(a.seed)

@@ -66,8 +66,7 @@ typedef struct reason {
 typedef struct nx {
 	int doc;
 	double score;
-	double kept;        /* score the page type's factor leaves whole: the next step of the route
-			     * followed, the page this one names next (rel=next) */
+	double kept;        /* score the page type's factor leaves whole: a tier's (below) */
 	int tier;           /* ranked before every candidate of a lower tier, whatever the scores:
 			     * 2 the next step of the guide the reader chose; 1 the page this one
 			     * names next, or the next step of the route read when the page read
@@ -577,8 +576,7 @@ static int route_agrees(const next_state *ns, int guide, int src, const int *see
 /* The reader follows guide (a page of ns) from page src, having read seen[0..nseen): its first
  * unread step after src (else its first unread step) becomes a candidate in all[0..*n) (grown as
  * slot_for does), w more, in tier at least (above 0: w whatever its type), with the step as its
- * reason. Returns
- * whether it found one (out of memory leaves it out). */
+ * reason. Returns whether it found one (out of memory leaves it out). */
 static bool follow_guide(const next_state *ns, int guide, int src, const int *seen, int nseen, double w, int tier,
 			 nx **all, int *n, int *cap)
 {
